@@ -1,0 +1,57 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "SyncPipeline",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "pipeline", targets: ["pipeline"]),
+        .library(name: "PipelineCLI", targets: ["PipelineCLI"]),
+        .library(name: "Stages", targets: ["Stages"]),
+        .library(name: "Connectors", targets: ["Connectors"]),
+        .library(name: "Soups", targets: ["Soups"]),
+        .library(name: "SOQL", targets: ["SOQL"]),
+        .library(name: "JSON", targets: ["JSON"]),
+        .library(name: "OrgEmulator", targets: ["OrgEmulator"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+    ],
+    targets: [
+        .executableTarget(name: "pipeline", dependencies: ["PipelineCLI"]),
+        .target(
+            name: "PipelineCLI",
+            dependencies: [
+                "Stages", "Soups", "JSON",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        .target(
+            name: "Stages",
+            dependencies: [
+                "Connectors", "Soups", "SOQL", "JSON",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        .target(name: "Connectors", dependencies: ["Soups", "SOQL", "JSON"]),
+        .target(
+            name: "Soups",
+            dependencies: ["JSON", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "SOQL", dependencies: ["JSON"]),
+        .target(name: "JSON"),
+        .target(name: "OrgEmulator", dependencies: ["SOQL", "JSON", .product(name: "GRDB", package: "GRDB.swift")]),
+        .executableTarget(
+            name: "SoupBenchmark",
+            dependencies: [
+                "Soups", "JSON",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
+            path: "Benchmarks/SoupBenchmark"),
+        .testTarget(name: "JSONTests", dependencies: ["JSON"]),
+        .testTarget(name: "SoupsTests", dependencies: ["Soups", "JSON"]),
+        .testTarget(name: "StagesTests", dependencies: ["Stages", "Soups", "JSON"]),
+        .testTarget(name: "PipelineCLITests", dependencies: ["PipelineCLI", "Stages", "Soups", "JSON"]),
+    ]
+)

@@ -1,0 +1,298 @@
+/// A syntax error in JSON text, with the 1-based line and column where it was found.
+public struct JSONSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let line: Int
+    public let column: Int
+    public let message: String
+
+    public var description: String { "line \(line), column \(column): \(message)" }
+}
+
+/// A key that appears twice in one object. JSON allows it; the last value wins.
+public struct JSONDuplicateKey: Sendable, Equatable {
+    /// The JSON path of the repeated member, e.g. `syncs[1].target.parentUpdateFieldlist`.
+    public let path: String
+    public let line: Int
+}
+
+/// Parses JSON text (RFC 8259) into `JSONValue`, reporting errors with line and column.
+///
+/// The parser has no dependencies and bounds its nesting depth, so it is safe to fuzz and to feed
+/// untrusted input.
+public struct JSONParser {
+    /// Objects and arrays nested deeper than this are rejected instead of exhausting the stack.
+    public static let maximumDepth = 512
+
+    /// Parses a complete document.
+    public static func parse(_ text: String) throws(JSONSyntaxError) -> JSONValue {
+        try parse(Array(text.utf8)).value
+    }
+
+    /// Parses a complete document from UTF-8 bytes and also returns the duplicate keys it met.
+    public static func parse<Bytes: Collection<UInt8>>(_ bytes: Bytes) throws(JSONSyntaxError)
+        -> (value: JSONValue, duplicates: [JSONDuplicateKey])
+    {
+        var parser = Parser(bytes: Array(bytes))
+        return try parser.parseDocument()
+    }
+}
+
+private struct Parser {
+    let bytes: [UInt8]
+    var index = 0
+    var line = 1
+    var lineStart = 0
+    var duplicates: [JSONDuplicateKey] = []
+    var path: [String] = []
+
+    init(bytes: [UInt8]) {
+        self.bytes = bytes
+        // A UTF-8 byte order mark is allowed and skipped.
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { index = 3; lineStart = 3 }
+    }
+
+    mutating func parseDocument() throws(JSONSyntaxError) -> (value: JSONValue, duplicates: [JSONDuplicateKey]) {
+        skipWhitespace()
+        if index >= bytes.count { throw error("the document is empty") }
+        let value = try parseValue(depth: 0)
+        skipWhitespace()
+        if index < bytes.count { throw error("unexpected \(describe(bytes[index])) after the end of the document") }
+        return (value, duplicates)
+    }
+
+    func error(_ message: String) -> JSONSyntaxError {
+        // Columns count characters, not bytes: skip UTF-8 continuation bytes.
+        var column = 1
+        var i = lineStart
+        while i < min(index, bytes.count) {
+            if bytes[i] & 0xC0 != 0x80 { column += 1 }
+            i += 1
+        }
+        return JSONSyntaxError(line: line, column: column, message: message)
+    }
+
+    func describe(_ byte: UInt8) -> String {
+        if byte >= 0x20 && byte < 0x7F { return "'\(Character(UnicodeScalar(byte)))'" }
+        return "byte 0x" + String(byte, radix: 16)
+    }
+
+    mutating func skipWhitespace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0D: index += 1
+            case 0x0A:
+                index += 1
+                line += 1
+                lineStart = index
+            default: return
+            }
+        }
+    }
+
+    mutating func parseValue(depth: Int) throws(JSONSyntaxError) -> JSONValue {
+        guard index < bytes.count else { throw error("unexpected end of input, expected a value") }
+        switch bytes[index] {
+        case UInt8(ascii: "{"): return try parseObject(depth: depth + 1)
+        case UInt8(ascii: "["): return try parseArray(depth: depth + 1)
+        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "t"): try expectLiteral("true"); return .bool(true)
+        case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
+        case UInt8(ascii: "n"): try expectLiteral("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
+        default: throw error("unexpected \(describe(bytes[index])), expected a value")
+        }
+    }
+
+    mutating func expectLiteral(_ literal: String) throws(JSONSyntaxError) {
+        let expected = Array(literal.utf8)
+        let count = expected.count
+        let ok = index + count <= bytes.count && bytes[index..<index + count].elementsEqual(expected)
+        guard ok else { throw error("invalid literal, expected '\(literal)'") }
+        index += count
+    }
+
+    mutating func parseObject(depth: Int) throws(JSONSyntaxError) -> JSONValue {
+        if depth > JSONParser.maximumDepth { throw error("nesting deeper than \(JSONParser.maximumDepth) levels") }
+        index += 1
+        var object = JSONObject()
+        skipWhitespace()
+        if index < bytes.count && bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            return .object(object)
+        }
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
+                throw error(index < bytes.count ? "expected a member name in double quotes" : "unexpected end of input inside an object")
+            }
+            let keyLine = line
+            let key = try parseString()
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':' after member name") }
+            index += 1
+            skipWhitespace()
+            path.append(key.isEmpty || key.contains(where: { !$0.isLetter && !$0.isNumber && $0 != "_" }) ? "[\"\(key)\"]" : "." + key)
+            let value = try parseValue(depth: depth)
+            if object.contains(key) {
+                duplicates.append(JSONDuplicateKey(path: renderPath(), line: keyLine))
+            }
+            path.removeLast()
+            object[key] = value
+            skipWhitespace()
+            guard index < bytes.count else { throw error("unexpected end of input inside an object") }
+            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+            if bytes[index] == UInt8(ascii: "}") { index += 1; return .object(object) }
+            throw error("expected ',' or '}' after an object member")
+        }
+    }
+
+    mutating func parseArray(depth: Int) throws(JSONSyntaxError) -> JSONValue {
+        if depth > JSONParser.maximumDepth { throw error("nesting deeper than \(JSONParser.maximumDepth) levels") }
+        index += 1
+        var array: [JSONValue] = []
+        skipWhitespace()
+        if index < bytes.count && bytes[index] == UInt8(ascii: "]") {
+            index += 1
+            return .array(array)
+        }
+        while true {
+            skipWhitespace()
+            path.append("[\(array.count)]")
+            array.append(try parseValue(depth: depth))
+            path.removeLast()
+            skipWhitespace()
+            guard index < bytes.count else { throw error("unexpected end of input inside an array") }
+            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+            if bytes[index] == UInt8(ascii: "]") { index += 1; return .array(array) }
+            throw error("expected ',' or ']' after an array element")
+        }
+    }
+
+    func renderPath() -> String {
+        var text = path.joined()
+        if text.hasPrefix(".") { text.removeFirst() }
+        return text
+    }
+
+    mutating func parseString() throws(JSONSyntaxError) -> String {
+        index += 1
+        let start = index
+        // Fast path: no escapes.
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                let string = String(decoding: bytes[start..<index], as: UTF8.self)
+                try validateUTF8(start, index)
+                index += 1
+                return string
+            }
+            if byte == UInt8(ascii: "\\") { break }
+            if byte < 0x20 { throw error("control character in a string; escape it") }
+            index += 1
+        }
+        var buffer = Array(bytes[start..<min(index, bytes.count)])
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "\""):
+                index += 1
+                guard let string = String(validating: buffer, as: UTF8.self) else { throw error("invalid UTF-8 in a string") }
+                return string
+            case UInt8(ascii: "\\"):
+                index += 1
+                guard index < bytes.count else { break }
+                let escape = bytes[index]
+                index += 1
+                switch escape {
+                case UInt8(ascii: "\""): buffer.append(0x22)
+                case UInt8(ascii: "\\"): buffer.append(0x5C)
+                case UInt8(ascii: "/"): buffer.append(0x2F)
+                case UInt8(ascii: "b"): buffer.append(0x08)
+                case UInt8(ascii: "f"): buffer.append(0x0C)
+                case UInt8(ascii: "n"): buffer.append(0x0A)
+                case UInt8(ascii: "r"): buffer.append(0x0D)
+                case UInt8(ascii: "t"): buffer.append(0x09)
+                case UInt8(ascii: "u"):
+                    var scalar = try parseHex4()
+                    if (0xD800..<0xDC00).contains(scalar) {
+                        guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
+                            throw error("unpaired UTF-16 surrogate in \\u escape")
+                        }
+                        index += 2
+                        let low = try parseHex4()
+                        guard (0xDC00..<0xE000).contains(low) else { throw error("invalid UTF-16 surrogate pair") }
+                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    } else if (0xDC00..<0xE000).contains(scalar) {
+                        throw error("unpaired UTF-16 surrogate in \\u escape")
+                    }
+                    buffer.append(contentsOf: Array(String(Character(UnicodeScalar(scalar)!)).utf8))
+                default:
+                    index -= 1
+                    throw error("invalid escape '\\\(Character(UnicodeScalar(escape)))'")
+                }
+            default:
+                if byte < 0x20 { throw error("control character in a string; escape it") }
+                buffer.append(byte)
+                index += 1
+            }
+        }
+        throw error("unterminated string")
+    }
+
+    func validateUTF8(_ start: Int, _ end: Int) throws(JSONSyntaxError) {
+        var ascii = true
+        for i in start..<end where bytes[i] >= 0x80 { ascii = false; break }
+        if !ascii && String(validating: bytes[start..<end], as: UTF8.self) == nil {
+            throw error("invalid UTF-8 in a string")
+        }
+    }
+
+    mutating func parseHex4() throws(JSONSyntaxError) -> UInt32 {
+        guard index + 4 <= bytes.count else { throw error("incomplete \\u escape") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[index]
+            let digit: UInt32
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(byte - UInt8(ascii: "a") + 10)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - UInt8(ascii: "A") + 10)
+            default: throw error("invalid hex digit in \\u escape")
+            }
+            value = value * 16 + digit
+            index += 1
+        }
+        return value
+    }
+
+    mutating func parseNumber() throws(JSONSyntaxError) -> JSONValue {
+        let start = index
+        var isInteger = true
+        if bytes[index] == UInt8(ascii: "-") { index += 1 }
+        guard index < bytes.count, isDigit(bytes[index]) else { throw error("invalid number") }
+        if bytes[index] == UInt8(ascii: "0") {
+            index += 1
+            if index < bytes.count, isDigit(bytes[index]) { throw error("leading zeros are not allowed in numbers") }
+        } else {
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            isInteger = false
+            index += 1
+            guard index < bytes.count, isDigit(bytes[index]) else { throw error("expected a digit after '.'") }
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            isInteger = false
+            index += 1
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            guard index < bytes.count, isDigit(bytes[index]) else { throw error("expected a digit in the exponent") }
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        let text = String(decoding: bytes[start..<index], as: UTF8.self)
+        if isInteger, let value = Int64(text) { return .integer(value) }
+        guard let value = Double(text), value.isFinite else { throw error("number out of range") }
+        return .double(value)
+    }
+
+    func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+}

@@ -1,0 +1,89 @@
+extension JSONValue {
+    /// Compact JSON text: keys in stored order, no insignificant whitespace.
+    public var jsonString: String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(128)
+        write(into: &bytes, indent: nil, level: 0)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Indented JSON text (two spaces) for people to read.
+    public var prettyJSONString: String {
+        var bytes: [UInt8] = []
+        write(into: &bytes, indent: 2, level: 0)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends the compact UTF-8 encoding of this value to `bytes`.
+    public func write(into bytes: inout [UInt8]) {
+        write(into: &bytes, indent: nil, level: 0)
+    }
+
+    private func write(into bytes: inout [UInt8], indent: Int?, level: Int) {
+        switch self {
+        case .null: bytes.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])
+        case .bool(let value): bytes.append(contentsOf: value ? Array("true".utf8) : Array("false".utf8))
+        case .integer(let value): bytes.append(contentsOf: String(value).utf8)
+        case .double(let value):
+            if value.isFinite {
+                if value.rounded() == value && abs(value) < 1e15 {
+                    bytes.append(contentsOf: String(Int64(value)).utf8)
+                    bytes.append(contentsOf: [0x2E, 0x30])
+                } else {
+                    bytes.append(contentsOf: "\(value)".utf8)
+                }
+            } else {
+                bytes.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])
+            }
+        case .string(let value): JSONValue.writeString(value, into: &bytes)
+        case .array(let array):
+            bytes.append(UInt8(ascii: "["))
+            for (offset, element) in array.enumerated() {
+                if offset > 0 { bytes.append(UInt8(ascii: ",")) }
+                newline(&bytes, indent: indent, level: level + 1)
+                element.write(into: &bytes, indent: indent, level: level + 1)
+            }
+            if !array.isEmpty { newline(&bytes, indent: indent, level: level) }
+            bytes.append(UInt8(ascii: "]"))
+        case .object(let object):
+            bytes.append(UInt8(ascii: "{"))
+            var first = true
+            for (key, value) in object {
+                if !first { bytes.append(UInt8(ascii: ",")) }
+                first = false
+                newline(&bytes, indent: indent, level: level + 1)
+                JSONValue.writeString(key, into: &bytes)
+                bytes.append(UInt8(ascii: ":"))
+                if indent != nil { bytes.append(0x20) }
+                value.write(into: &bytes, indent: indent, level: level + 1)
+            }
+            if !object.isEmpty { newline(&bytes, indent: indent, level: level) }
+            bytes.append(UInt8(ascii: "}"))
+        }
+    }
+
+    private func newline(_ bytes: inout [UInt8], indent: Int?, level: Int) {
+        guard let indent else { return }
+        bytes.append(0x0A)
+        bytes.append(contentsOf: repeatElement(0x20, count: indent * level))
+    }
+
+    /// Appends `string` as a quoted, escaped JSON string.
+    public static func writeString(_ string: String, into bytes: inout [UInt8]) {
+        bytes.append(0x22)
+        for byte in string.utf8 {
+            switch byte {
+            case 0x22: bytes.append(contentsOf: [0x5C, 0x22])
+            case 0x5C: bytes.append(contentsOf: [0x5C, 0x5C])
+            case 0x0A: bytes.append(contentsOf: [0x5C, 0x6E])
+            case 0x0D: bytes.append(contentsOf: [0x5C, 0x72])
+            case 0x09: bytes.append(contentsOf: [0x5C, 0x74])
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                bytes.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(0x22)
+    }
+}

@@ -1,0 +1,80 @@
+import GRDB
+import JSON
+
+extension SoupStore {
+    /// Starts (or restarts) a dataset: a stage's output records, kept in the store so the stages
+    /// that read them — in this run or in a later `--only` run — can stream them back.
+    public func beginDataset(_ name: String, runId: String) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM dataset_records WHERE dataset = ?", arguments: [name])
+            try db.execute(sql: """
+                INSERT INTO datasets (name, runId, count, complete, createdAt) VALUES (?, ?, 0, 0, strftime('%s','now'))
+                ON CONFLICT(name) DO UPDATE SET runId = excluded.runId, count = 0, complete = 0, createdAt = excluded.createdAt
+                """, arguments: [name, runId])
+        }
+    }
+
+    /// Appends a batch of records to a dataset in one transaction.
+    public func appendToDataset(_ name: String, records: [JSONValue]) async throws {
+        guard !records.isEmpty else { return }
+        try await pool.write { db in
+            guard let count = try Int64.fetchOne(db, sql: "SELECT count FROM datasets WHERE name = ?", arguments: [name]) else {
+                throw SoupStoreError.unknownDataset(name)
+            }
+            let insert = try db.cachedStatement(sql: "INSERT INTO dataset_records (dataset, seq, record) VALUES (?, ?, ?)")
+            var seq = count
+            for record in records {
+                seq += 1
+                try insert.execute(arguments: [name, seq, record.jsonString])
+            }
+            try db.execute(sql: "UPDATE datasets SET count = ? WHERE name = ?", arguments: [seq, name])
+        }
+    }
+
+    /// Marks a dataset complete: its producer finished without failing.
+    public func finishDataset(_ name: String) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE datasets SET complete = 1 WHERE name = ?", arguments: [name])
+        }
+    }
+
+    /// The state of a dataset, or `nil` when the store has none of that name.
+    public func datasetInfo(_ name: String) async throws -> DatasetInfo? {
+        try await pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM datasets WHERE name = ?", arguments: [name]).map { row in
+                DatasetInfo(name: row["name"], runId: row["runId"], count: row["count"], complete: row["complete"])
+            }
+        }
+    }
+
+    /// Up to `limit` records of a dataset after sequence number `afterSeq` (1-based), with their
+    /// sequence numbers, so a reader can stream any size in constant memory.
+    public func datasetRecords(_ name: String, afterSeq: Int64 = 0, limit: Int = 1000) async throws -> [(seq: Int64, record: JSONValue)] {
+        try await pool.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT seq, record FROM dataset_records WHERE dataset = ? AND seq > ? ORDER BY seq LIMIT ?",
+                arguments: [name, afterSeq, limit]
+            ).map { row in (row["seq"], try JSONParser.parse(row["record"] as String)) }
+        }
+    }
+
+    /// Streams a dataset's records in batches.
+    public func datasetBatches(_ name: String, batchSize: Int = 1000) -> AsyncThrowingStream<[JSONValue], Error> {
+        var cursor: Int64 = 0
+        return AsyncThrowingStream {
+            let page = try await self.datasetRecords(name, afterSeq: cursor, limit: batchSize)
+            guard let last = page.last else { return nil }
+            cursor = last.seq
+            return page.map(\.record)
+        }
+    }
+}
+
+/// What the store knows about a dataset.
+public struct DatasetInfo: Sendable, Equatable {
+    public var name: String
+    public var runId: String
+    public var count: Int
+    /// `false` while the producing stage runs, or when it failed.
+    public var complete: Bool
+}

@@ -1,0 +1,153 @@
+import Foundation
+import GRDB
+import JSON
+
+extension SoupStore {
+    /// Inserts or updates entries in one transaction and returns them as stored (with
+    /// `_soupEntryId` and `_soupLastModifiedDate`).
+    ///
+    /// An entry with `_soupEntryId` updates that entry. Otherwise, with `externalIdPath` other than
+    /// `_soupEntryId`, the entry whose indexed `externalIdPath` equals the entry's value is updated
+    /// (none: a new entry; several: an error). Sync flags are normalized to JSON booleans.
+    @discardableResult
+    public func upsert(
+        _ entries: [JSONObject], into soupName: String, externalIdPath: String = SyncField.soupEntryId
+    ) async throws -> [JSONObject] {
+        try await pool.write { db in
+            try Self.upsert(entries, into: soupName, externalIdPath: externalIdPath, db)
+        }
+    }
+
+    static func upsert(
+        _ entries: [JSONObject], into soupName: String, externalIdPath: String, _ db: Database
+    ) throws -> [JSONObject] {
+        let table = try SoupTable.load(db, soupName: soupName)
+        if externalIdPath != SyncField.soupEntryId && table.spec.index(forPath: externalIdPath) == nil {
+            throw SoupStoreError.notIndexed(soup: soupName, path: externalIdPath)
+        }
+        let writer = try EntryWriter(table: table, db: db)
+        var stored: [JSONObject] = []
+        stored.reserveCapacity(entries.count)
+        for entry in entries {
+            stored.append(try writer.write(entry, externalIdPath: externalIdPath))
+        }
+        return stored
+    }
+}
+
+/// Writes entries of one soup inside one transaction, reusing its prepared statements.
+final class EntryWriter {
+    let table: SoupTable
+    let db: Database
+    let insert: Statement
+    let update: Statement
+    let now: Int64
+    private var nextId: Int64
+
+    init(table: SoupTable, db: Database) throws {
+        self.table = table
+        self.db = db
+        let indexColumns = table.columns.compactMap { $0 }
+        let insertColumns = ["id", "soup", "created", "lastModified", "_local", "_syncId"] + indexColumns
+        insert = try db.cachedStatement(sql: """
+            INSERT INTO \(table.tableName) (\(insertColumns.joined(separator: ", ")))
+            VALUES (\(Array(repeating: "?", count: insertColumns.count).joined(separator: ", ")))
+            """)
+        let updateColumns = ["soup", "lastModified", "_local", "_syncId"] + indexColumns
+        update = try db.cachedStatement(sql: """
+            UPDATE \(table.tableName) SET \(updateColumns.map { "\($0) = ?" }.joined(separator: ", ")) WHERE id = ?
+            """)
+        now = Int64(Date().timeIntervalSince1970 * 1000)
+        let sequence = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = ?", arguments: [table.tableName]) ?? 0
+        let maxId = try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM \(table.tableName)") ?? 0
+        nextId = max(sequence, maxId) + 1
+    }
+
+    /// Stores one entry; see ``SoupStore/upsert(_:into:externalIdPath:)``.
+    func write(_ input: JSONObject, externalIdPath: String) throws -> JSONObject {
+        var entry = input
+        entry.normalizeSyncFlags()
+        let existingId = try self.existingId(of: entry, externalIdPath: externalIdPath)
+        let id: Int64
+        if let existingId {
+            id = existingId
+        } else {
+            id = nextId
+            nextId += 1
+        }
+        entry[SyncField.soupEntryId] = .integer(id)
+        entry[SyncField.soupLastModifiedDate] = .integer(now)
+        var values: [DatabaseValue] = []
+        values.reserveCapacity(6 + table.columns.count)
+        var text: [UInt8] = []
+        text.reserveCapacity(256)
+        JSONValue.object(entry).write(into: &text)
+        let soupText = String(decoding: text, as: UTF8.self).databaseValue
+        let local = (entry.isDirty ? 1 : 0 as Int64).databaseValue
+        let syncId = entry[SyncField.syncId]?.integerValue?.databaseValue ?? .null
+        let wrapped = JSONValue.object(entry)
+        var indexValues: [DatabaseValue] = []
+        for (index, column) in zip(table.spec.indexes, table.columns) where column != nil {
+            let value = index.path.contains(".") ? wrapped.value(atPath: index.path) : entry[index.path]
+            indexValues.append(SoupTable.columnValue(value, type: index.type))
+        }
+        if existingId != nil {
+            values = [soupText, now.databaseValue, local, syncId] + indexValues + [id.databaseValue]
+            update.setUncheckedArguments(StatementArguments(values))
+            try update.execute()
+        } else {
+            values = [id.databaseValue, soupText, now.databaseValue, now.databaseValue, local, syncId] + indexValues
+            insert.setUncheckedArguments(StatementArguments(values))
+            try insert.execute()
+        }
+        if table.hasFullText { try writeFullText(id: id, entry: wrapped, replacing: existingId != nil) }
+        return entry
+    }
+
+    private func existingId(of entry: JSONObject, externalIdPath: String) throws -> Int64? {
+        if let id = entry.soupEntryId {
+            guard try Bool.fetchOne(db, sql: "SELECT COUNT(*) > 0 FROM \(table.tableName) WHERE id = ?", arguments: [id]) == true else {
+                throw SoupStoreError.unknownEntry(soup: table.spec.name, id: id)
+            }
+            return id
+        }
+        guard externalIdPath != SyncField.soupEntryId else { return nil }
+        let value = JSONValue.object(entry).value(atPath: externalIdPath)
+        guard let value, !value.isNull, value != .string("") else {
+            throw SoupStoreError.emptyExternalId(soup: table.spec.name, path: externalIdPath)
+        }
+        let type = table.indexType(forPath: externalIdPath) ?? .json1
+        let key = type == .json1 ? Self.json1Value(value) : SoupTable.columnValue(value, type: type)
+        let ids = try Int64.fetchAll(
+            db, sql: "SELECT id FROM \(table.tableName) WHERE \(table.expression(forPath: externalIdPath)) = ? LIMIT 2",
+            arguments: [key])
+        if ids.count > 1 {
+            throw SoupStoreError.ambiguousExternalId(soup: table.spec.name, path: externalIdPath, value: value.jsonString)
+        }
+        return ids.first
+    }
+
+    /// The value `json_extract` returns for `value`, for comparisons against json1 indexes.
+    static func json1Value(_ value: JSONValue) -> DatabaseValue {
+        switch value {
+        case .string(let string): return string.databaseValue
+        case .integer(let number): return number.databaseValue
+        case .double(let number): return number.databaseValue
+        case .bool(let bool): return (bool ? 1 : 0 as Int64).databaseValue
+        case .null: return .null
+        case .array, .object: return value.jsonString.databaseValue
+        }
+    }
+
+    private func writeFullText(id: Int64, entry: JSONValue, replacing: Bool) throws {
+        let fullText = zip(table.spec.indexes, table.columns).filter { $0.0.type == .fullText }
+        if replacing {
+            try db.execute(sql: "DELETE FROM \(table.ftsTableName) WHERE rowid = ?", arguments: [id])
+        }
+        let columns = fullText.map { $0.1! }
+        let values = [id.databaseValue] + fullText.map { SoupTable.columnValue(entry.value(atPath: $0.0.path), type: .fullText) }
+        try db.execute(
+            sql: "INSERT INTO \(table.ftsTableName) (rowid, \(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: values.count).joined(separator: ", ")))",
+            arguments: StatementArguments(values))
+    }
+}

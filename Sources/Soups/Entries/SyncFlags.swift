@@ -1,0 +1,49 @@
+import JSON
+
+/// The Mobile Sync bookkeeping fields every synced soup entry carries.
+public enum SyncField {
+    public static let local = "__local__"
+    public static let locallyCreated = "__locally_created__"
+    public static let locallyUpdated = "__locally_updated__"
+    public static let locallyDeleted = "__locally_deleted__"
+    public static let syncId = "__sync_id__"
+    public static let lastError = "__last_error__"
+    public static let soupEntryId = "_soupEntryId"
+    public static let soupLastModifiedDate = "_soupLastModifiedDate"
+    public static let soupCreatedDate = "_soupCreatedDate"
+
+    /// The four boolean flags, in the order Mobile Sync writes them.
+    public static let flags = [local, locallyCreated, locallyUpdated, locallyDeleted]
+
+    /// The prefix of ids given to locally created records.
+    public static let localIdPrefix = "local_"
+
+    /// `true` when `id` was made locally and has no server id yet.
+    public static func isLocalId(_ id: String) -> Bool { id.hasPrefix(localIdPrefix) }
+}
+
+extension JSONObject {
+    /// Rewrites the four flags as JSON booleans, whatever shape the app wrote them in
+    /// (`true`, `"true"`, `1`), and makes `__local__` true when any operation flag is.
+    public mutating func normalizeSyncFlags() {
+        var anyOperation = false
+        for flag in SyncField.flags where contains(flag) {
+            let truthy = self[flag]!.isTruthy
+            self[flag] = .bool(truthy)
+            if truthy && flag != SyncField.local { anyOperation = true }
+        }
+        if anyOperation { self[SyncField.local] = .bool(true) }
+    }
+
+    /// `true` when `__local__` is set, in any of its accepted shapes.
+    public var isDirty: Bool { self[SyncField.local]?.isTruthy ?? false }
+
+    /// Clears the four flags and `__last_error__`, as Mobile Sync's `cleanRecord` does.
+    public mutating func markClean() {
+        for flag in SyncField.flags { self[flag] = .bool(false) }
+        self[SyncField.lastError] = .null
+    }
+
+    /// The entry's `_soupEntryId`, when it has been stored.
+    public var soupEntryId: Int64? { self[SyncField.soupEntryId]?.integerValue }
+}

@@ -1,0 +1,149 @@
+import GRDB
+import JSON
+
+extension SoupStore {
+    /// One page (0-based) of the entries a query selects.
+    public func query(_ spec: QuerySpec, page: Int = 0) async throws -> [JSONObject] {
+        try await pool.read { db in
+            let table = try SoupTable.load(db, soupName: spec.soupName)
+            let (condition, arguments) = try Self.condition(for: spec.kind, table: table)
+            let direction = spec.order == .ascending ? "ASC" : "DESC"
+            let sql = """
+                SELECT soup FROM \(table.tableName) \(condition.isEmpty ? "" : "WHERE " + condition)
+                ORDER BY \(table.expression(forPath: spec.orderPath)) \(direction), id \(direction)
+                LIMIT \(spec.pageSize) OFFSET \(page * spec.pageSize)
+                """
+            return try String.fetchAll(db, sql: sql, arguments: arguments).map(Self.decodeEntry)
+        }
+    }
+
+    /// The number of entries a query selects.
+    public func count(_ spec: QuerySpec) async throws -> Int {
+        try await pool.read { db in
+            let table = try SoupTable.load(db, soupName: spec.soupName)
+            let (condition, arguments) = try Self.condition(for: spec.kind, table: table)
+            return try Int.fetchOne(
+                db, sql: "SELECT COUNT(*) FROM \(table.tableName) \(condition.isEmpty ? "" : "WHERE " + condition)",
+                arguments: arguments) ?? 0
+        }
+    }
+
+    /// Entries by `_soupEntryId`, in the order asked; missing ids are skipped.
+    public func retrieve(ids: [Int64], from soupName: String) async throws -> [JSONObject] {
+        try await pool.read { db in
+            let table = try SoupTable.load(db, soupName: soupName)
+            var found: [Int64: JSONObject] = [:]
+            for chunk in ids.chunked(into: 500) {
+                let rows = try Row.fetchAll(
+                    db, sql: "SELECT id, soup FROM \(table.tableName) WHERE id IN (\(chunk.map { _ in "?" }.joined(separator: ",")))",
+                    arguments: StatementArguments(chunk))
+                for row in rows { found[row["id"]] = try Self.decodeEntry(row["soup"]) }
+            }
+            return ids.compactMap { found[$0] }
+        }
+    }
+
+    /// Dirty entries (`__local__` true, however it was written) in numeric `_soupEntryId` order,
+    /// `limit` at a time after `afterId`, so callers can walk any number of them in constant memory.
+    public func dirtyEntries(in soupName: String, afterId: Int64 = 0, limit: Int = 1000) async throws -> [JSONObject] {
+        try await pool.read { db in
+            let table = try SoupTable.load(db, soupName: soupName)
+            return try String.fetchAll(
+                db, sql: "SELECT soup FROM \(table.tableName) WHERE _local = 1 AND id > ? ORDER BY id LIMIT ?",
+                arguments: [afterId, limit]
+            ).map(Self.decodeEntry)
+        }
+    }
+
+    /// Entries in `_soupEntryId` order, a page of `limit` after `afterId`; `syncId` narrows to the
+    /// entries a given sync wrote.
+    public func entries(in soupName: String, afterId: Int64 = 0, limit: Int = 1000, syncId: Int64? = nil) async throws -> [JSONObject] {
+        try await pool.read { db in
+            let table = try SoupTable.load(db, soupName: soupName)
+            let filter = syncId == nil ? "" : "AND _syncId = \(syncId!)"
+            return try String.fetchAll(
+                db, sql: "SELECT soup FROM \(table.tableName) WHERE id > ? \(filter) ORDER BY id LIMIT ?",
+                arguments: [afterId, limit]
+            ).map(Self.decodeEntry)
+        }
+    }
+
+    /// Entry counts of a soup: all, dirty, and failed (dirty with a `__last_error__`).
+    public func counts(of soupName: String) async throws -> SoupCounts {
+        try await pool.read { db in
+            let table = try SoupTable.load(db, soupName: soupName)
+            let row = try Row.fetchOne(db, sql: """
+                SELECT COUNT(*) AS total, COALESCE(SUM(_local), 0) AS dirty,
+                  COALESCE(SUM(CASE WHEN _local = 1 AND json_type(soup, '$.__last_error__') NOT IN ('null')
+                                     AND json_extract(soup, '$.__last_error__') IS NOT NULL THEN 1 ELSE 0 END), 0) AS failed
+                FROM \(table.tableName)
+                """)!
+            return SoupCounts(total: row["total"], dirty: row["dirty"], failed: row["failed"])
+        }
+    }
+
+    static func decodeEntry(_ text: String) throws -> JSONObject {
+        guard let object = try JSONParser.parse(text).objectValue else {
+            throw SoupStoreError.invalidSmartSQL("stored entry is not an object")
+        }
+        return object
+    }
+
+    static func condition(for kind: QuerySpec.Kind, table: SoupTable) throws -> (String, StatementArguments) {
+        switch kind {
+        case .all:
+            return ("", [])
+        case .exact(let path, let key):
+            return ("\(table.expression(forPath: path)) = ?", [comparable(key, path: path, table: table)])
+        case .range(let path, let begin, let end):
+            var parts: [String] = []
+            var arguments: [DatabaseValue] = []
+            if let begin { parts.append("\(table.expression(forPath: path)) >= ?"); arguments.append(comparable(begin, path: path, table: table)) }
+            if let end { parts.append("\(table.expression(forPath: path)) <= ?"); arguments.append(comparable(end, path: path, table: table)) }
+            return (parts.joined(separator: " AND "), StatementArguments(arguments))
+        case .like(let path, let pattern):
+            return ("\(table.expression(forPath: path)) LIKE ?", [pattern])
+        case .match(let path, let key):
+            guard table.hasFullText else { throw SoupStoreError.notIndexed(soup: table.spec.name, path: path ?? "full_text") }
+            var query = key
+            if let path {
+                guard table.indexType(forPath: path) == .fullText,
+                      let offset = table.spec.indexes.firstIndex(where: { $0.path == path }), let column = table.columns[offset]
+                else { throw SoupStoreError.notIndexed(soup: table.spec.name, path: path) }
+                query = "{\(column)} : \(key)"
+            }
+            return ("id IN (SELECT rowid FROM \(table.ftsTableName) WHERE \(table.ftsTableName) MATCH ?)", [query])
+        }
+    }
+
+    /// Converts a match key to what the path's column holds, so `true`, `"true"` and `1` all match
+    /// a flag however it is indexed.
+    static func comparable(_ key: JSONValue, path: String, table: SoupTable) -> DatabaseValue {
+        let type = table.indexType(forPath: path)
+        if SyncField.flags.contains(path) {
+            let truthy = key.isTruthy
+            if type == .string || type == .fullText { return (truthy ? "true" : "false").databaseValue }
+            return (truthy ? 1 : 0 as Int64).databaseValue
+        }
+        switch path {
+        case SyncField.soupEntryId, SyncField.soupLastModifiedDate, SyncField.soupCreatedDate:
+            return SoupTable.columnValue(key, type: .integer)
+        default:
+            guard let type, type != .json1 else { return EntryWriter.json1Value(key) }
+            return SoupTable.columnValue(key, type: type)
+        }
+    }
+}
+
+/// How many entries a soup holds.
+public struct SoupCounts: Sendable, Equatable {
+    public var total: Int
+    public var dirty: Int
+    public var failed: Int
+}
+
+extension Array {
+    func chunked(into size: Int) -> [ArraySlice<Element>] {
+        stride(from: 0, to: count, by: size).map { self[$0..<Swift.min($0 + size, count)] }
+    }
+}

@@ -1,0 +1,50 @@
+import GRDB
+import JSON
+
+/// A run as listed by `pipeline runs`: the summary columns and the whole run record JSON.
+public struct StoredRun: Sendable, Equatable {
+    public var id: String
+    public var pipeline: String
+    public var status: String
+    public var exitCode: Int?
+    public var startedAt: String
+    public var finishedAt: String?
+    public var reportDir: String?
+    public var record: JSONValue
+
+    public init(id: String, pipeline: String, status: String, exitCode: Int?, startedAt: String,
+                finishedAt: String?, reportDir: String?, record: JSONValue) {
+        self.id = id
+        self.pipeline = pipeline
+        self.status = status
+        self.exitCode = exitCode
+        self.startedAt = startedAt
+        self.finishedAt = finishedAt
+        self.reportDir = reportDir
+        self.record = record
+    }
+}
+
+extension SoupStore {
+    /// Inserts or replaces a run record.
+    public func saveRun(_ run: StoredRun) async throws {
+        try await pool.write { db in
+            try db.execute(sql: """
+                INSERT OR REPLACE INTO runs (id, pipeline, status, exitCode, startedAt, finishedAt, reportDir, record)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [run.id, run.pipeline, run.status, run.exitCode, run.startedAt, run.finishedAt, run.reportDir,
+                                 run.record.jsonString])
+        }
+    }
+
+    /// Every run, oldest first.
+    public func runs() async throws -> [StoredRun] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM runs ORDER BY startedAt, id").map { row in
+                StoredRun(id: row["id"], pipeline: row["pipeline"], status: row["status"], exitCode: row["exitCode"],
+                          startedAt: row["startedAt"], finishedAt: row["finishedAt"], reportDir: row["reportDir"],
+                          record: try JSONParser.parse(row["record"] as String))
+            }
+        }
+    }
+}
