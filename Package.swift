@@ -3,7 +3,7 @@ import PackageDescription
 
 let package = Package(
     name: "SyncPipeline",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "pipeline", targets: ["pipeline"]),
         .library(name: "PipelineCLI", targets: ["PipelineCLI"]),

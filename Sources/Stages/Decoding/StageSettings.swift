@@ -1,0 +1,165 @@
+import Foundation
+import JSON
+import Soups
+
+/// The settings of one stage as its type reads them while the pipeline is loaded.
+///
+/// Each accessor marks its key as used and records a located diagnostic when the value has the
+/// wrong type or names an unknown soup or sync, so a stage's `init` can read everything it needs
+/// and the loader reports every problem at once — plus any key nobody read, as unknown.
+public final class StageSettings {
+    /// The raw settings (every key but `id`, `type`, `from`, `after`).
+    public let object: JSONObject
+    /// The stage's id.
+    public let stageId: String
+    /// The stage's JSON path, e.g. `stages[2]`.
+    public let path: String
+    let file: String
+    let baseDirectory: String
+    let soups: [SoupSpec]
+    let syncs: [SyncDefinition]
+    private(set) var used: Set<String> = []
+    private(set) var diagnostics: [PipelineDiagnostic] = []
+
+    init(object: JSONObject, stageId: String, path: String, file: String, baseDirectory: String,
+         soups: [SoupSpec], syncs: [SyncDefinition]) {
+        self.object = object
+        self.stageId = stageId
+        self.path = path
+        self.file = file
+        self.baseDirectory = baseDirectory
+        self.soups = soups
+        self.syncs = syncs
+    }
+
+    /// Records a problem with `key` (or with the stage itself when `key` is `nil`).
+    public func report(_ key: String?, _ message: String) {
+        diagnostics.append(PipelineDiagnostic(file: file, location: key.map { "\(path).\($0)" } ?? path, message: message))
+    }
+
+    /// The raw value of `key`, marking it used.
+    public func value(_ key: String) -> JSONValue? {
+        used.insert(key)
+        return object[key]
+    }
+
+    /// A string; reports a wrong type, and a missing value when `required`.
+    public func string(_ key: String, required: Bool = false) -> String? {
+        guard let value = value(key) else {
+            if required { report(key, "is required") }
+            return nil
+        }
+        guard let string = value.stringValue else {
+            report(key, "must be a string, not \(value.kindName)")
+            return nil
+        }
+        return string
+    }
+
+    /// A JSON boolean (`"false"` is an error, not true).
+    public func bool(_ key: String, default defaultValue: Bool) -> Bool {
+        guard let value = value(key) else { return defaultValue }
+        guard let bool = value.boolValue else {
+            report(key, "must be a boolean (true or false without quotes), not \(value.kindName) \(value.jsonString)")
+            return defaultValue
+        }
+        return bool
+    }
+
+    /// An integer within `range`.
+    public func integer(_ key: String, default defaultValue: Int, range: ClosedRange<Int> = Int.min...Int.max) -> Int {
+        guard let value = value(key) else { return defaultValue }
+        guard case .integer(let number) = value, range.contains(Int(number)) else {
+            report(key, "must be an integer\(range == Int.min...Int.max ? "" : " from \(range.lowerBound) to \(range.upperBound)"), not \(value.jsonString)")
+            return defaultValue
+        }
+        return Int(number)
+    }
+
+    /// An array of strings; a single string is accepted as a one-element array.
+    public func strings(_ key: String) -> [String]? {
+        guard let value = value(key) else { return nil }
+        if let single = value.stringValue { return [single] }
+        guard let array = value.arrayValue else {
+            report(key, "must be an array of strings, not \(value.kindName)")
+            return nil
+        }
+        var strings: [String] = []
+        for (offset, element) in array.enumerated() {
+            guard let string = element.stringValue else {
+                diagnostics.append(PipelineDiagnostic(file: file, location: "\(path).\(key)[\(offset)]", message: "must be a string, not \(element.kindName)"))
+                continue
+            }
+            strings.append(string)
+        }
+        return strings
+    }
+
+    /// An object.
+    public func object(_ key: String) -> JSONObject? {
+        guard let value = value(key) else { return nil }
+        guard let object = value.objectValue else {
+            report(key, "must be an object, not \(value.kindName)")
+            return nil
+        }
+        return object
+    }
+
+    /// One of a fixed set of strings.
+    public func choice(_ key: String, of choices: [String], default defaultValue: String) -> String {
+        guard let string = string(key) else { return defaultValue }
+        guard choices.contains(string) else {
+            report(key, "must be one of \(choices.map { "\"\($0)\"" }.joined(separator: ", ")), not \"\(string)\"")
+            return defaultValue
+        }
+        return string
+    }
+
+    /// A file path, resolved against the pipeline file's folder.
+    public func filePath(_ key: String, required: Bool = false) -> String? {
+        string(key, required: required).map { PathResolver.absolute($0, relativeTo: baseDirectory) }
+    }
+
+    /// A soup name that the pipeline's `soups` declares.
+    public func soup(_ key: String, required: Bool = true) -> String? {
+        guard let name = string(key, required: required) else { return nil }
+        guard soups.contains(where: { $0.name == name }) else {
+            report(key, "no soup named \"\(name)\"; known soups: \(soups.map(\.name).sorted().joined(separator: ", ").ifEmpty("none"))")
+            return nil
+        }
+        return name
+    }
+
+    /// A sync name that the pipeline's `syncs` declares, optionally of one type.
+    public func sync(_ key: String, type: SyncState.SyncType? = nil, required: Bool = true) -> SyncDefinition? {
+        guard let name = string(key, required: required) else { return nil }
+        let candidates = syncs.filter { type == nil || $0.type == type }
+        guard let sync = candidates.first(where: { $0.name == name }) else {
+            let kind = type.map { $0 == .syncUp ? "sync-up " : "sync-down " } ?? ""
+            report(key, "no \(kind)sync named \"\(name)\"; known: \(candidates.map(\.name).sorted().joined(separator: ", ").ifEmpty("none"))")
+            return nil
+        }
+        return sync
+    }
+
+    /// Reports every key no accessor read.
+    func reportUnusedKeys() {
+        for key in object.keys where !used.contains(key) {
+            report(key, "unknown key for a stage of this type")
+        }
+    }
+}
+
+extension String {
+    func ifEmpty(_ replacement: String) -> String { isEmpty ? replacement : self }
+}
+
+/// Resolves paths the way pipeline files use them: relative to the pipeline file's folder.
+public enum PathResolver {
+    /// `path` made absolute against `directory` (and standardized), `~` expanded.
+    public static func absolute(_ path: String, relativeTo directory: String) -> String {
+        let expanded = (path as NSString).expandingTildeInPath
+        if expanded.hasPrefix("/") { return URL(fileURLWithPath: expanded).standardizedFileURL.path }
+        return URL(fileURLWithPath: directory).appendingPathComponent(expanded).standardizedFileURL.path
+    }
+}

@@ -1,0 +1,49 @@
+import JSON
+import Soups
+
+/// A loaded, validated pipeline file: where its store is, which soups and syncs it declares, how to
+/// reach its org, and its stages. Paths are absolute.
+public struct PipelineDefinition: Sendable {
+    public var name: String
+    /// The pipeline file, absolute.
+    public var file: String
+    /// The store's SQLite file, absolute.
+    public var store: String
+    public var org: OrgConfiguration?
+    public var soups: [SoupSpec]
+    public var syncs: [SyncDefinition]
+    /// Stages in file order.
+    public var stages: [StageDefinition]
+    /// Non-fatal findings (unused keys in Mobile SDK files, repeated keys).
+    public var warnings: [PipelineDiagnostic]
+    /// Values that must never be printed (resolved secrets), for log redaction.
+    public var secrets: [String]
+
+    /// The stage with this id.
+    public func stage(_ id: String) -> StageDefinition? {
+        stages.first { $0.id == id }
+    }
+}
+
+/// One entry of `stages`: its identity, edges and the stage type's own settings.
+public struct StageDefinition: Sendable {
+    public var id: String
+    public var type: String
+    /// Stages whose output datasets this stage reads.
+    public var from: [String]
+    /// Stages that must finish first, without passing data.
+    public var after: [String]
+    /// Every key other than `id`, `type`, `from` and `after`, variables resolved.
+    public var settings: JSONObject
+    /// The stage's JSON path in the pipeline file, e.g. `stages[3]`.
+    public var path: String
+    /// The stage as its type decoded it.
+    public var stage: any Stage
+
+    /// Every stage this one waits for.
+    public var dependencies: [String] {
+        var all = from
+        for id in after where !all.contains(id) { all.append(id) }
+        return all
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import Logging
+import Soups
+
+/// Runs a set of stages in dependency order, starting each as soon as everything it depends on has
+/// finished, so independent branches run concurrently. When a stage fails, or the run is asked to
+/// stop (the caller cancels the task), running stages are cancelled — they finish their current
+/// batch — and the rest are skipped.
+struct GraphExecutor: Sendable {
+    let stages: [StageDefinition]
+    let runId: String
+    let pipeline: PipelineDefinition
+    let store: SoupStore
+    let dryRun: Bool
+    let log: RunLog
+    let orgSession: OrgSession
+    let reportDirectory: String
+    let control: RunControl
+
+    func run() async -> [String: StageOutcome] {
+        var outcomes: [String: StageOutcome] = [:]
+        let selectedIds = Set(stages.map(\.id))
+        var pending = stages
+        var stopping = false
+
+        await withTaskGroup(of: (String, StageOutcome).self) { group in
+            var running = 0
+            func startReady() {
+                var index = 0
+                while index < pending.count {
+                    let stage = pending[index]
+                    // Dependencies outside the selection (with --only) were satisfied by an earlier run.
+                    let dependencies = stage.dependencies.filter(selectedIds.contains)
+                    if stopping || dependencies.contains(where: { outcomes[$0]?.status == .failed || outcomes[$0]?.status == .skipped }) {
+                        outcomes[stage.id] = StageOutcome(status: .skipped, result: StageResult(), durationMs: 0, error: nil, failureKind: nil)
+                        log.emit(.stageFinished(stage: stage.id, status: .skipped, counts: [:], durationMs: 0, error: nil))
+                        pending.remove(at: index)
+                        index = 0
+                        continue
+                    }
+                    if dependencies.allSatisfy({ outcomes[$0] != nil }) {
+                        pending.remove(at: index)
+                        running += 1
+                        group.addTask { (stage.id, await self.execute(stage)) }
+                        continue
+                    }
+                    index += 1
+                }
+            }
+
+            startReady()
+            while running > 0 {
+                guard let (id, outcome) = await group.next() else { break }
+                running -= 1
+                outcomes[id] = outcome
+                if outcome.status == .failed || control.stopExitCode != nil || Task.isCancelled {
+                    stopping = true
+                    group.cancelAll()
+                }
+                startReady()
+            }
+        }
+        return outcomes
+    }
+
+    private func execute(_ stage: StageDefinition) async -> StageOutcome {
+        let started = ContinuousClock.now
+        log.emit(.stageStarted(stage: stage.id, type: stage.type))
+        let emit: @Sendable (RunEvent) -> Void = { [log] event in log.emit(event) }
+        var logger = Logger(label: "pipeline.\(stage.id)") { _ in EventLogHandler(stage: stage.id, emit: emit) }
+        logger.logLevel = .debug
+        let context = StageContext(
+            stageId: stage.id, runId: runId, pipeline: pipeline, store: store, dryRun: dryRun, logger: logger,
+            progress: ProgressReporter(stage: stage.id, emit: emit), reportDirectory: reportDirectory,
+            inputs: stage.from, orgSession: orgSession)
+        var outcome: StageOutcome
+        do {
+            try await store.beginDataset(stage.id, runId: runId)
+            let result = try await stage.stage.run(in: context)
+            if !Task.isCancelled { try await store.finishDataset(stage.id) }
+            outcome = StageOutcome(status: result.hasProblems ? .partial : .succeeded, result: result, durationMs: 0, error: nil, failureKind: nil)
+        } catch where Task.isCancelled && control.stopExitCode != nil {
+            outcome = StageOutcome(status: .failed, result: StageResult(), durationMs: 0, error: "stopped before it finished", failureKind: .failed)
+        } catch let failure as StageFailure {
+            outcome = StageOutcome(status: .failed, result: StageResult(), durationMs: 0, error: failure.message, failureKind: failure.kind)
+        } catch {
+            outcome = StageOutcome(status: .failed, result: StageResult(), durationMs: 0, error: "\(error)", failureKind: .failed)
+        }
+        let elapsed = ContinuousClock.now - started
+        outcome.durationMs = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
+        var counts = outcome.result.counts
+        for key in type(of: stage.stage).countKeys where counts[key] == nil { counts[key] = 0 }
+        log.emit(.stageFinished(stage: stage.id, status: outcome.status, counts: counts, durationMs: outcome.durationMs, error: outcome.error))
+        return outcome
+    }
+}

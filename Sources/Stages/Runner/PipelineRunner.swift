@@ -1,0 +1,193 @@
+import Connectors
+import Foundation
+import JSON
+import Logging
+import Soups
+
+/// Runs a loaded pipeline: takes the store lock, prepares soups and syncs, runs the stages in
+/// dependency order — independent branches concurrently — and writes the run record and report.
+public struct PipelineRunner: Sendable {
+    public var pipeline: PipelineDefinition
+    public var options: RunOptions
+    public var observer: any RunObserver
+    public var orgConnector: OrgConnector?
+    public var control: RunControl
+
+    public init(pipeline: PipelineDefinition, options: RunOptions = RunOptions(), observer: any RunObserver,
+                orgConnector: OrgConnector? = nil, control: RunControl = RunControl()) {
+        self.pipeline = pipeline
+        self.options = options
+        self.observer = observer
+        self.orgConnector = orgConnector
+        self.control = control
+    }
+
+    /// Errors that end a run before any stage starts.
+    public enum SetupError: Error, Sendable, CustomStringConvertible {
+        /// Another run holds the store (exit 4).
+        case storeLocked(String)
+        /// Input the run cannot start with, e.g. `--only` without stored datasets (exit 2).
+        case invalidInput(String)
+
+        public var description: String {
+            switch self {
+            case .storeLocked(let message), .invalidInput(let message): return message
+            }
+        }
+
+        public var exitCode: Int32 {
+            switch self {
+            case .storeLocked: return 4
+            case .invalidInput: return 2
+            }
+        }
+    }
+
+    /// Runs the pipeline. Throws ``SetupError`` only when the run cannot start; every other failure
+    /// is in the returned report.
+    public func run() async throws(SetupError) -> RunOutcome {
+        let startDate = Date()
+        let runId = Timestamp.runId(startDate)
+        let redactor = Redactor(secrets: pipeline.secrets)
+        let reportStage = pipeline.stages.compactMap { $0.stage as? ReportStage }.first
+        let reportDirectory = options.reportDirectory.map { PathResolver.absolute($0, relativeTo: FileManager.default.currentDirectoryPath) }
+            ?? reportStage?.directory.map { ($0 as NSString).appendingPathComponent(runId) }
+            ?? Self.defaultReportRoot(store: pipeline.store, pipeline: pipeline.name, runId: runId)
+
+        let lock: StoreLock
+        do {
+            lock = try StoreLock(storePath: pipeline.store)
+        } catch {
+            throw .storeLocked("\(error)")
+        }
+        defer { lock.release() }
+
+        let log = RunLog(directory: reportDirectory, observer: observer, redactor: redactor)
+        let store: SoupStore
+        var temporaryCopy: String?
+        do {
+            if options.dryRun {
+                let copy = NSTemporaryDirectory() + "pipeline-dry-run-\(runId).sqlite"
+                if FileManager.default.fileExists(atPath: pipeline.store) {
+                    try SoupStore.openForReading(path: pipeline.store).copy(to: copy)
+                }
+                temporaryCopy = copy
+                store = try SoupStore(path: copy)
+            } else {
+                store = try SoupStore(path: pipeline.store)
+            }
+            try await prepare(store, log: log)
+        } catch let error as SetupError {
+            throw error
+        } catch {
+            throw .invalidInput("\(pipeline.store): \(redactor.redact("\(error)"))")
+        }
+        defer {
+            try? store.close()
+            if let temporaryCopy {
+                for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: temporaryCopy + suffix) }
+            }
+        }
+
+        let selected = options.only.isEmpty ? pipeline.stages : pipeline.stages.filter { options.only.contains($0.id) }
+        if !options.only.isEmpty {
+            for id in options.only where pipeline.stage(id) == nil {
+                throw .invalidInput("--only \(id): no stage with that id; known ids: \(pipeline.stages.map(\.id).joined(separator: ", "))")
+            }
+            for stage in selected {
+                for input in stage.from where !options.only.contains(input) {
+                    let info = try? await store.datasetInfo(input)
+                    guard let info, info.complete else {
+                        throw .invalidInput("--only \(stage.id): it reads stage \"\(input)\", and the store holds no complete dataset from it; run \"\(input)\" first")
+                    }
+                }
+            }
+        }
+
+        log.emit(.runStarted(runId: runId, pipeline: pipeline.name, dryRun: options.dryRun))
+        let orgSession = OrgSession(configuration: pipeline.org, connector: orgConnector)
+        let executor = GraphExecutor(
+            stages: selected, runId: runId, pipeline: pipeline, store: store, dryRun: options.dryRun, log: log,
+            orgSession: orgSession, reportDirectory: reportDirectory, control: control)
+        let execution = Task { await executor.run() }
+        let control = self.control
+        let stopWatcher = Task {
+            while !Task.isCancelled {
+                if control.stopExitCode != nil { execution.cancel(); return }
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        let results = await execution.value
+        stopWatcher.cancel()
+
+        var report = RunReport(
+            pipeline: pipeline.name, runId: runId, dryRun: options.dryRun, status: .succeeded, exitCode: 0,
+            startedAt: Timestamp.iso8601(startDate), finishedAt: "", reportDir: reportDirectory, stages: [], api: .init())
+        report.stages = selected.map { stage in
+            let result = results[stage.id] ?? StageOutcome(status: .skipped, result: StageResult(), durationMs: 0, error: nil, failureKind: nil)
+            var counts = result.result.counts
+            for key in type(of: stage.stage).countKeys where counts[key] == nil { counts[key] = 0 }
+            return RunReport.StageReport(
+                id: stage.id, type: stage.type, status: result.status, durationMs: result.durationMs, counts: counts,
+                byObject: result.result.byObject, error: result.error.map(redactor.redact),
+                alwaysByObject: ["syncUp", "syncDown", "resync", "cleanGhosts"].contains(stage.type))
+        }
+        (report.status, report.exitCode) = Self.outcome(of: selected.map { results[$0.id] }, stopCode: control.stopExitCode)
+        report.error = report.stages.first { $0.status == .failed }?.error
+        if report.status == .stopped {
+            _ = try? await store.stopOrphanedSyncs(at: Timestamp.milliseconds(Date()))
+        }
+        report.finishedAt = Timestamp.iso8601(Date())
+        log.emit(.runFinished(status: report.status, exitCode: report.exitCode, reportDir: reportDirectory))
+
+        do {
+            try ReportWriter(directory: reportDirectory, formats: reportStage?.formats ?? ["json"]).write(report)
+        } catch {
+            log.emit(.log(level: .error, stage: nil, message: "cannot write the report in \(reportDirectory): \(error)"))
+        }
+        log.close()
+        try? await store.saveRun(StoredRun(
+            id: runId, pipeline: pipeline.name, status: report.status.rawValue, exitCode: Int(report.exitCode),
+            startedAt: report.startedAt, finishedAt: report.finishedAt, reportDir: reportDirectory, record: report.json))
+        return RunOutcome(report: report)
+    }
+
+    /// Registers the soups, creates the syncs that do not exist yet, and marks syncs a dead run left
+    /// RUNNING as STOPPED.
+    private func prepare(_ store: SoupStore, log: RunLog) async throws {
+        for soup in pipeline.soups { try await store.registerSoup(soup) }
+        for sync in pipeline.syncs { try await store.createSync(sync.initialState) }
+        let stopped = try await store.stopOrphanedSyncs(at: Timestamp.milliseconds(Date()))
+        for name in stopped {
+            log.emit(.log(level: .warning, stage: nil, message: "sync \(name) was RUNNING when its process died; it is now STOPPED and resumes on its next run"))
+        }
+    }
+
+    /// The run's status and exit code from its stages' outcomes (SPEC §2 and §6).
+    static func outcome(of outcomes: [StageOutcome?], stopCode: Int32?) -> (RunStatus, Int32) {
+        if let stopCode { return (.stopped, stopCode) }
+        let finished = outcomes.compactMap { $0 }
+        if let failure = finished.first(where: { $0.status == .failed }) {
+            let changed = finished.contains { $0.result.changedSomething }
+            return (.failed, failure.failureKind == .invalidInput && !changed ? 2 : 1)
+        }
+        if finished.contains(where: { $0.status == .partial }) { return (.partial, 3) }
+        return (.succeeded, 0)
+    }
+
+    /// `.pipeline/reports/<pipeline>/<runId>` beside the store.
+    static func defaultReportRoot(store: String, pipeline: String, runId: String) -> String {
+        let directory = (store as NSString).deletingLastPathComponent
+        let base = (directory as NSString).lastPathComponent == ".pipeline" ? directory : (directory as NSString).appendingPathComponent(".pipeline")
+        return [base, "reports", pipeline, runId].reduce("") { $0.isEmpty ? $1 : ($0 as NSString).appendingPathComponent($1) }
+    }
+}
+
+/// How one stage ended.
+struct StageOutcome: Sendable {
+    var status: StageStatus
+    var result: StageResult
+    var durationMs: Int
+    var error: String?
+    var failureKind: StageFailure.Kind?
+}

@@ -1,0 +1,124 @@
+import Connectors
+import Foundation
+import JSON
+import Logging
+import Soups
+
+/// Opens the org connection of a run when a stage first needs it.
+public typealias OrgConnector = @Sendable (OrgConfiguration) async throws -> any OrgClient
+
+/// What a running stage gets: the store, the org, the dry-run flag, progress and logging, its
+/// input datasets and its output dataset.
+public struct StageContext: Sendable {
+    public let stageId: String
+    public let runId: String
+    public let pipeline: PipelineDefinition
+    /// The soup store (a temporary copy during a dry run).
+    public let store: SoupStore
+    /// `true` during `--dry-run`: send no write request to the org.
+    public let dryRun: Bool
+    public let logger: Logger
+    public let progress: ProgressReporter
+    /// The report directory of this run.
+    public let reportDirectory: String
+    let inputs: [String]
+    let orgSession: OrgSession
+
+    /// The org client, connected on first use; fails when the pipeline declares no `org`.
+    public func org() async throws -> any OrgClient {
+        try await orgSession.client()
+    }
+
+    /// The records of every `from` stage, in order, a batch at a time.
+    public func inputBatches(batchSize: Int = 1000) -> AsyncThrowingStream<[JSONValue], Error> {
+        let store = self.store
+        let inputs = self.inputs
+        var inputIndex = 0
+        var cursor: Int64 = 0
+        return AsyncThrowingStream {
+            while inputIndex < inputs.count {
+                let page = try await store.datasetRecords(inputs[inputIndex], afterSeq: cursor, limit: batchSize)
+                if let last = page.last {
+                    cursor = last.seq
+                    return page.map(\.record)
+                }
+                inputIndex += 1
+                cursor = 0
+            }
+            return nil
+        }
+    }
+
+    /// Appends records to this stage's output dataset (read by stages that name it in `from`).
+    public func emit(_ records: [JSONValue]) async throws {
+        try await store.appendToDataset(stageId, records: records)
+    }
+
+    /// `true` once the run is stopping (another stage failed, or SIGINT / SIGTERM): finish the
+    /// current batch and return.
+    public var shouldStop: Bool { Task.isCancelled }
+}
+
+/// Reports a stage's progress as Mobile Sync sync states.
+public struct ProgressReporter: Sendable {
+    let stage: String
+    let emit: @Sendable (RunEvent) -> Void
+
+    /// Publishes a sync-state update (`status` RUNNING, DONE, FAILED or STOPPED).
+    public func update(sync: String? = nil, status: String, progress: Int, totalSize: Int) {
+        emit(.progress(stage: stage, sync: sync, status: status, progress: progress, totalSize: totalSize))
+    }
+}
+
+/// The run's single, lazily opened org connection.
+actor OrgSession {
+    private let configuration: OrgConfiguration?
+    private let connector: OrgConnector?
+    private var connected: (any OrgClient)?
+
+    init(configuration: OrgConfiguration?, connector: OrgConnector?) {
+        self.configuration = configuration
+        self.connector = connector
+    }
+
+    func client() async throws -> any OrgClient {
+        if let connected { return connected }
+        guard let configuration else {
+            throw StageFailure(.invalidInput, "this stage needs an org, and the pipeline declares no \"org\"")
+        }
+        guard let connector else {
+            throw StageFailure(.invalidInput, "no org connector is installed in this build of the pipeline runner")
+        }
+        let client = try await connector(configuration)
+        connected = client
+        return client
+    }
+}
+
+/// Forwards swift-log messages of one stage to the run's events, redacted.
+struct EventLogHandler: LogHandler {
+    let stage: String?
+    let emit: @Sendable (RunEvent) -> Void
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .debug
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(level logLevel: Logger.Level, message: Logger.Message, metadata extra: Logger.Metadata?,
+             source: String, file: String, function: String, line: UInt) {
+        let level: RunEvent.LogLevel
+        switch logLevel {
+        case .trace, .debug: level = .debug
+        case .info, .notice: level = .info
+        case .warning: level = .warning
+        case .error, .critical: level = .error
+        }
+        var text = "\(message)"
+        let merged = metadata.merging(extra ?? [:]) { _, new in new }
+        if !merged.isEmpty { text += " " + merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ") }
+        emit(.log(level: level, stage: stage, message: text))
+    }
+}
