@@ -1,0 +1,49 @@
+import ArgumentParser
+import Foundation
+import Stages
+
+/// The `pipeline` command line. A user package can run it with its own stage types:
+///
+/// ```swift
+/// var registry = StageRegistry.builtIn
+/// registry.register(MyStage.self)
+/// await PipelineCommand.main(registry: registry)
+/// ```
+public struct PipelineCommand: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "pipeline",
+        abstract: "Run JSON-declared data pipelines between files, SmartStore-style soups and a Salesforce org.",
+        discussion: """
+            Exit codes: 0 success · 1 a stage failed after it changed something · 2 invalid input, nothing changed · \
+            3 finished with rejected, failed, conflicting or uncertain records · 4 another run holds the store · \
+            130 / 143 stopped by SIGINT / SIGTERM.
+            """,
+        version: PipelineVersion.current,
+        subcommands: [RunCommand.self, ValidateCommand.self, GraphCommand.self, SoupsCommand.self, SyncsCommand.self,
+                      RunsCommand.self, VersionCommand.self])
+
+    public init() {}
+
+    /// The stage types pipeline files may use in this process.
+    @TaskLocal public static var registry: StageRegistry = .builtIn
+
+    /// Parses the process arguments and runs the command with `registry`'s stage types.
+    public static func main(registry: StageRegistry) async {
+        await $registry.withValue(registry) {
+            await main()
+        }
+    }
+}
+
+/// The version `pipeline version` prints.
+public enum PipelineVersion {
+    public static let current = "0.1.0"
+}
+
+struct VersionCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "version", abstract: "Print the version.")
+
+    func run() {
+        print("pipeline \(PipelineVersion.current)")
+    }
+}

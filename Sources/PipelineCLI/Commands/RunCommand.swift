@@ -1,0 +1,94 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import Stages
+
+struct RunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run a pipeline.",
+        discussion: """
+            Logs and progress go to stderr; stdout gets a summary table and, last, the absolute report directory. \
+            Relative paths in the pipeline file resolve against the file's own folder, so it runs the same from anywhere.
+            """)
+
+    @Argument(help: "The pipeline file (JSON).")
+    var file: String
+
+    @Flag(help: "Run on a temporary copy of the store and send no write request to the org.")
+    var dryRun = false
+
+    @OptionGroup var variables: VariableOptions
+
+    @Option(name: .customLong("only"), help: ArgumentHelp("Run only this stage (repeatable); its inputs come from an earlier run's datasets.", valueName: "STAGE"))
+    var only: [String] = []
+
+    @Option(help: ArgumentHelp("Write the report here instead of the default.", valueName: "DIR"))
+    var reportDir: String?
+
+    @Option(help: "Log format on stderr: text or json (one object per line).")
+    var logFormat: String = "text"
+
+    @Flag(help: "Print only errors and the report directory.")
+    var quiet = false
+
+    @Flag(help: "Allow writes to a production org (Organization.IsSandbox false).")
+    var allowProduction = false
+
+    func run() async throws {
+        do {
+            guard let format = ConsoleObserver.Format(rawValue: logFormat) else {
+                throw CLIError(exitCode: 2, message: "--log-format must be text or json, not \"\(logFormat)\"")
+            }
+            let pipeline = try variables.load(file)
+            let control = RunControl()
+            let signals = SignalTrap(control: control)
+            defer { signals.cancel() }
+            let runner = PipelineRunner(
+                pipeline: pipeline, options: RunOptions(dryRun: dryRun, only: only, reportDirectory: reportDir),
+                observer: ConsoleObserver(format: format, quiet: quiet), control: control)
+            let outcome: RunOutcome
+            do {
+                outcome = try await runner.run()
+            } catch {
+                throw CLIError(exitCode: error.exitCode, message: error.description)
+            }
+            if !quiet { Console.output(SummaryTable.render(outcome.report)) }
+            Console.output(outcome.report.reportDir)
+            if outcome.exitCode != 0 { throw ExitCode(outcome.exitCode) }
+        } catch let error as CLIError {
+            throw error.exit()
+        }
+    }
+}
+
+/// Turns SIGINT / SIGTERM into a stop request (exit 130 / 143) for as long as it lives.
+final class SignalTrap {
+    private let sources: [DispatchSourceSignal]
+
+    init(control: RunControl) {
+        sources = [(SIGINT, Int32(130)), (SIGTERM, Int32(143))].map { signalNumber, exitCode in
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler { control.requestStop(exitCode: exitCode) }
+            source.resume()
+            return source
+        }
+    }
+
+    func cancel() {
+        for source in sources { source.cancel() }
+    }
+}
+
+/// The per-stage table printed on stdout after a run.
+enum SummaryTable {
+    static func render(_ report: RunReport) -> String {
+        let rows = report.stages.map { stage -> [String] in
+            let counts = stage.counts.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            return [stage.id, stage.type, stage.status.rawValue, counts.isEmpty ? "-" : counts, String(format: "%.2fs", Double(stage.durationMs) / 1000)]
+        }
+        return TextTable.render(header: ["stage", "type", "status", "counts", "duration"], rows: rows)
+            + "\n\(report.status.rawValue) (exit \(report.exitCode))\(report.dryRun ? ", dry run" : "")"
+    }
+}

@@ -1,0 +1,159 @@
+import ArgumentParser
+import Foundation
+import JSON
+import Soups
+
+/// Opens a store for reading (no lock: it never blocks or waits for a running pipeline).
+private func openStore(_ path: String) throws -> SoupStore {
+    do {
+        return try SoupStore.openForReading(path: path)
+    } catch {
+        throw CLIError(exitCode: 2, message: "\(error)")
+    }
+}
+
+struct SoupsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "soups",
+        abstract: "List a store's soups with their entry counts, or print one soup's entries.",
+        discussion: "With --json, one JSON object per line: a soup summary, or an entry as stored (with _soupEntryId and _soupLastModifiedDate).")
+
+    @Argument(help: "The store's SQLite file.")
+    var store: String
+
+    @Argument(help: "A soup to print the entries of.")
+    var soup: String?
+
+    @Flag(help: "Only dirty entries (__local__ true).")
+    var dirty = false
+
+    @Flag(help: "Only entries whose last sync up failed (dirty, with __last_error__).")
+    var failed = false
+
+    @Flag(help: "One JSON object per line.")
+    var json = false
+
+    func run() async throws {
+        do {
+            let soupStore = try openStore(store)
+            defer { try? soupStore.close() }
+            guard let soup else { return try await listSoups(soupStore) }
+            guard try await soupStore.hasSoup(named: soup) else {
+                let names = try await soupStore.soupSpecs().map(\.name)
+                throw CLIError(exitCode: 2, message: "\(store): no soup named \"\(soup)\"; known soups: \(names.joined(separator: ", "))")
+            }
+            var afterId: Int64 = 0
+            while true {
+                let page = dirty || failed
+                    ? try await soupStore.dirtyEntries(in: soup, afterId: afterId, limit: 1000)
+                    : try await soupStore.entries(in: soup, afterId: afterId, limit: 1000)
+                guard let last = page.last?.soupEntryId else { break }
+                afterId = last
+                for entry in page {
+                    if failed, entry[SyncField.lastError].map({ $0.isNull || $0 == .string("") }) ?? true { continue }
+                    Console.output(JSONValue.object(entry).jsonString)
+                }
+            }
+        } catch let error as CLIError {
+            throw error.exit()
+        }
+    }
+
+    private func listSoups(_ soupStore: SoupStore) async throws {
+        let specs = try await soupStore.soupSpecs()
+        var rows: [[String]] = []
+        for spec in specs {
+            let counts = try await soupStore.counts(of: spec.name)
+            if json {
+                let line: JSONValue = [
+                    "soupName": .string(spec.name), "entries": .integer(Int64(counts.total)), "dirty": .integer(Int64(counts.dirty)),
+                    "failed": .integer(Int64(counts.failed)),
+                    "indexes": .array(spec.indexes.map { ["path": .string($0.path), "type": .string($0.type.rawValue)] }),
+                ]
+                Console.output(line.jsonString)
+            } else {
+                rows.append([spec.name, String(counts.total), String(counts.dirty), String(counts.failed), String(spec.indexes.count)])
+            }
+        }
+        if !json { Console.output(TextTable.render(header: ["soup", "entries", "dirty", "failed", "indexes"], rows: rows)) }
+    }
+}
+
+struct SyncsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "syncs",
+        abstract: "List a store's named syncs and their states.",
+        discussion: "With --json, one Mobile SDK SyncState object per line (times in epoch milliseconds, -1 when unset).")
+
+    @Argument(help: "The store's SQLite file.")
+    var store: String
+
+    @Flag(help: "One JSON object per line.")
+    var json = false
+
+    func run() async throws {
+        do {
+            let soupStore = try openStore(store)
+            defer { try? soupStore.close() }
+            let syncs = try await soupStore.syncs()
+            if json {
+                for sync in syncs { Console.output(sync.json.jsonString) }
+                return
+            }
+            let rows = syncs.map { sync in
+                [String(sync.id), sync.name, sync.type.rawValue, sync.soupName, sync.status.rawValue, "\(sync.progress)%",
+                 String(sync.totalSize), sync.maxTimeStamp < 0 ? "-" : String(sync.maxTimeStamp), sync.error]
+            }
+            Console.output(TextTable.render(header: ["id", "name", "type", "soup", "status", "progress", "totalSize", "maxTimeStamp", "error"], rows: rows))
+        } catch let error as CLIError {
+            throw error.exit()
+        }
+    }
+}
+
+struct RunsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "runs",
+        abstract: "List past runs recorded in a store: id, status, counts and report directory.")
+
+    @Argument(help: "The store's SQLite file.")
+    var store: String
+
+    @Flag(help: "One run record (report.json content) per line.")
+    var json = false
+
+    func run() async throws {
+        do {
+            let soupStore = try openStore(store)
+            defer { try? soupStore.close() }
+            let runs = try await soupStore.runs()
+            if json {
+                for run in runs { Console.output(run.record.jsonString) }
+                return
+            }
+            let rows = runs.map { run -> [String] in
+                var totals: [String: Int64] = [:]
+                for stage in run.record["stages"]?.arrayValue ?? [] {
+                    for (key, value) in stage["counts"]?.objectValue ?? JSONObject() { totals[key, default: 0] += value.integerValue ?? 0 }
+                }
+                let counts = totals.filter { $0.value != 0 }.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+                return [run.id, run.pipeline, run.status, run.exitCode.map(String.init) ?? "-", counts.isEmpty ? "-" : counts, run.reportDir ?? "-"]
+            }
+            Console.output(TextTable.render(header: ["run", "pipeline", "status", "exit", "counts", "report"], rows: rows))
+        } catch let error as CLIError {
+            throw error.exit()
+        }
+    }
+}
+
+/// Aligned plain-text columns.
+enum TextTable {
+    static func render(header: [String], rows: [[String]]) -> String {
+        let widths = header.indices.map { index in ([header[index]] + rows.map { $0[index] }).map(\.count).max()! }
+        func line(_ cells: [String]) -> String {
+            zip(cells, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
+                .trimmingCharacters(in: .whitespaces)
+        }
+        return ([line(header), line(widths.map { String(repeating: "-", count: $0) })] + rows.map(line)).joined(separator: "\n")
+    }
+}

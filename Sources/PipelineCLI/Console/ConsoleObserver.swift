@@ -1,0 +1,54 @@
+import Foundation
+import Stages
+import Synchronization
+
+/// Renders run events on stderr: progress bars on a terminal, one plain line per step otherwise,
+/// or one JSON object per line with `--log-format json`.
+final class ConsoleObserver: RunObserver {
+    enum Format: String {
+        case text, json
+    }
+
+    private let format: Format
+    private let quiet: Bool
+    private let terminal: Bool
+    /// Whether a progress bar is on the current terminal line.
+    private let barShown = Mutex(false)
+
+    init(format: Format, quiet: Bool, terminal: Bool = Console.stderrIsTerminal) {
+        self.format = format
+        self.quiet = quiet
+        self.terminal = terminal
+    }
+
+    func handle(_ event: RunEvent, at date: Date) {
+        if quiet && !Self.isError(event) { return }
+        if format == .json {
+            Console.error(event.jsonLine(at: date))
+            return
+        }
+        if terminal, case .progress(let stage, let sync, let status, let progress, let totalSize) = event {
+            let width = 30
+            let filled = max(0, min(width, progress * width / 100))
+            let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
+            let size = totalSize >= 0 ? " of \(totalSize)" : ""
+            Console.errorRaw("\r\u{1B}[2K[\(stage)] \(sync.map { "\($0) " } ?? "")\(bar) \(progress)%\(size) \(status)")
+            barShown.withLock { $0 = true }
+            return
+        }
+        let clear = barShown.withLock { shown in
+            defer { shown = false }
+            return shown
+        }
+        if clear { Console.errorRaw("\r\u{1B}[2K") }
+        Console.error(event.text)
+    }
+
+    static func isError(_ event: RunEvent) -> Bool {
+        switch event {
+        case .log(let level, _, _): return level == .error
+        case .stageFinished(_, let status, _, _, _): return status == .failed
+        default: return false
+        }
+    }
+}

@@ -1,0 +1,3 @@
+import PipelineCLI
+
+await PipelineCommand.main(registry: .builtIn)
