@@ -1,0 +1,185 @@
+import Foundation
+import JSON
+import Soups
+import Testing
+
+/// End-to-end tests of the `pipeline` executable, run as a real process.
+@Suite struct PipelineCLITests {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardizedFileURL.path
+
+    struct Result {
+        var exitCode: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    /// Runs the built `pipeline` binary (next to this test bundle) with `arguments`.
+    static func pipeline(_ arguments: [String], cwd: String? = nil, environment: [String: String] = [:]) throws -> Result {
+        let binaryDirectory = Bundle.main.bundleURL.path.hasSuffix(".xctest")
+            ? Bundle.main.bundleURL.deletingLastPathComponent().path
+            : Bundle.main.bundleURL.path
+        var binary = (binaryDirectory as NSString).appendingPathComponent("pipeline")
+        if !FileManager.default.isExecutableFile(atPath: binary) {
+            binary = packageRoot + "/.build/debug/pipeline"
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        if let cwd { process.currentDirectoryURL = URL(fileURLWithPath: cwd) }
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(exitCode: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+                      stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    static func temporaryDirectory() throws -> String {
+        let path = NSTemporaryDirectory() + "cli-tests-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    /// A copy of the demo pipeline whose store lives in a fresh folder.
+    static func demoCopy() throws -> (pipeline: String, store: String) {
+        let directory = try temporaryDirectory()
+        let store = directory + "/demo.sqlite"
+        let text = """
+            { "name": "demo", "store": "\(store)", "soups": "\(packageRoot)/samples/userstore.json",
+              "syncs": "\(packageRoot)/samples/usersyncs.json",
+              "stages": [ { "id": "report", "type": "report", "formats": ["json", "md"] } ] }
+            """
+        let path = directory + "/demo.json"
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return (path, store)
+    }
+
+    @Test func validatePrintsEveryErrorAndExitsTwo() throws {
+        let directory = try Self.temporaryDirectory()
+        let file = directory + "/broken.json"
+        try """
+            { "name": "b", "stagez": [],
+              "stages": [ { "id": "a", "type": "extract.nothing" },
+                          { "id": "a", "type": "report", "formats": "pdf" },
+                          { "id": "c", "type": "report", "after": ["ghost"], "dir": "${UNSET_VARIABLE_X}" } ] }
+            """.write(toFile: file, atomically: true, encoding: .utf8)
+        let result = try Self.pipeline(["validate", file])
+        #expect(result.exitCode == 2)
+        let lines = result.stderr.split(separator: "\n").map(String.init)
+        #expect(lines.contains("error: \(file): stagez: unknown key; expected one of description, name, org, soups, stages, store, syncs"))
+        #expect(lines.contains("error: \(file): stages[0].type: unknown stage type \"extract.nothing\"; known types: report"))
+        #expect(lines.contains("error: \(file): stages[1].id: duplicate stage id \"a\" (also stages[0])"))
+        #expect(lines.contains("error: \(file): stages[2].after[0]: no stage with id \"ghost\"; known ids: a, c"))
+        #expect(lines.contains("error: \(file): stages[2].dir: variable ${UNSET_VARIABLE_X} is not set (use --var UNSET_VARIABLE_X=…, --var-file, or the environment)"))
+        #expect(lines.count == 5)
+        #expect(result.stdout.isEmpty)
+    }
+
+    @Test func validateAcceptsTheShippedPipelines() throws {
+        let result = try Self.pipeline(["validate", Self.packageRoot + "/pipelines/demo.json"])
+        #expect(result.exitCode == 0)
+        #expect(result.stdout.contains("valid — 1 stages, 2 soups, 2 syncs"))
+    }
+
+    @Test func graphPrintsMermaid() throws {
+        let result = try Self.pipeline(["graph", Self.packageRoot + "/pipelines/demo.json"])
+        #expect(result.exitCode == 0)
+        #expect(result.stdout.hasPrefix("---\ntitle: demo\n---\nflowchart TD\n"))
+        let dot = try Self.pipeline(["graph", "--format", "dot", Self.packageRoot + "/pipelines/demo.json"])
+        #expect(dot.stdout.hasPrefix("digraph \"demo\" {"))
+    }
+
+    @Test func runPrintsASummaryAndTheReportDirectoryLast() throws {
+        let demo = try Self.demoCopy()
+        let result = try Self.pipeline(["run", demo.pipeline], cwd: "/")
+        #expect(result.exitCode == 0)
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        let reportDir = try #require(lines.last)
+        #expect(reportDir.hasPrefix("/"))
+        #expect(FileManager.default.fileExists(atPath: reportDir + "/report.json"))
+        #expect(FileManager.default.fileExists(atPath: reportDir + "/report.md"))
+        #expect(FileManager.default.fileExists(atPath: reportDir + "/run.log"))
+        #expect(lines.contains { $0.hasPrefix("report") && $0.contains("succeeded") })
+        #expect(result.stderr.contains("[report] started (report)"))
+
+        let soups = try Self.pipeline(["soups", demo.store, "--json"])
+        let summaries = soups.stdout.split(separator: "\n").map { try! JSONParser.parse(String($0)) }
+        #expect(summaries.map { $0["soupName"]?.stringValue ?? "" } == ["AccountSoup", "ContactSoup"])
+        #expect(summaries[0]["entries"] == 0)
+
+        let syncs = try Self.pipeline(["syncs", demo.store, "--json"])
+        let states = syncs.stdout.split(separator: "\n").map { try! JSONParser.parse(String($0)) }
+        #expect(states.map { $0["name"]?.stringValue ?? "" } == ["DownSync", "UpSync"])
+        #expect(states[0]["status"] == "NEW")
+        #expect(states[0]["totalSize"] == -1)
+        #expect(states[0]["maxTimeStamp"] == -1)
+
+        let runs = try Self.pipeline(["runs", demo.store])
+        #expect(runs.stdout.contains("succeeded"))
+        #expect(runs.stdout.contains(reportDir))
+    }
+
+    @Test func jsonLogFormatWritesOneObjectPerLine() throws {
+        let demo = try Self.demoCopy()
+        let result = try Self.pipeline(["run", demo.pipeline, "--log-format", "json", "--quiet"])
+        #expect(result.exitCode == 0)
+        #expect(result.stdout.split(separator: "\n").count == 1)
+        #expect(result.stderr.split(separator: "\n").allSatisfy { $0.hasPrefix("warning:") })
+        let verbose = try Self.pipeline(["run", demo.pipeline, "--log-format", "json"])
+        let events = verbose.stderr.split(separator: "\n").filter { $0.hasPrefix("{") }.map { try! JSONParser.parse(String($0)) }
+        #expect(events.first?["event"] == "runStarted")
+        #expect(events.last?["event"] == "runFinished")
+        #expect(events.last?["exitCode"] == 0)
+        #expect(events.allSatisfy { ($0["ts"]?.stringValue ?? "").hasSuffix("Z") })
+    }
+
+    @Test func aLockedStoreExitsFour() throws {
+        let demo = try Self.demoCopy()
+        let lock = try StoreLock(storePath: demo.store)
+        let result = try Self.pipeline(["run", demo.pipeline])
+        #expect(result.exitCode == 4)
+        #expect(result.stderr.contains("another run holds this store"))
+        lock.release()
+        #expect(try Self.pipeline(["run", demo.pipeline]).exitCode == 0)
+    }
+
+    @Test func aKilledRunLeavesNoStaleLock() throws {
+        let demo = try Self.demoCopy()
+        // A process holding the lock file with flock(1), then killed.
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
+        holder.arguments = ["-o", demo.store + ".lock", "sleep", "30"]
+        try holder.run()
+        var waited = 0
+        while (try? StoreLock(storePath: demo.store)).map({ $0.release(); return true }) == true && waited < 100 {
+            Thread.sleep(forTimeInterval: 0.02)
+            waited += 1
+        }
+        #expect(try Self.pipeline(["run", demo.pipeline]).exitCode == 4)
+        holder.terminate()
+        holder.waitUntilExit()
+        #expect(try Self.pipeline(["run", demo.pipeline]).exitCode == 0)
+    }
+
+    @Test func variableFileSuppliesVariables() throws {
+        let directory = try Self.temporaryDirectory()
+        try "# comment\nREPORT_NAME=from-file\n".write(toFile: directory + "/vars.env", atomically: true, encoding: .utf8)
+        try #"{ "name": "${REPORT_NAME}", "store": "s.sqlite", "stages": [] }"#.write(toFile: directory + "/p.json", atomically: true, encoding: .utf8)
+        let result = try Self.pipeline(["validate", directory + "/p.json", "--var-file", directory + "/vars.env"])
+        #expect(result.exitCode == 0)
+        let overridden = try Self.pipeline(["run", directory + "/p.json", "--var-file", directory + "/vars.env", "--var", "REPORT_NAME=cli"])
+        #expect(overridden.exitCode == 0)
+        #expect(overridden.stdout.split(separator: "\n").last?.contains("/reports/cli/") == true)
+    }
+
+    @Test func missingStoreIsAClearError() throws {
+        let result = try Self.pipeline(["soups", "/nonexistent/store.sqlite"])
+        #expect(result.exitCode == 2)
+        #expect(result.stderr == "error: /nonexistent/store.sqlite: no store here (run a pipeline first)\n")
+    }
+}

@@ -1,0 +1,247 @@
+import Foundation
+import JSON
+import Soups
+import Stages
+import Testing
+
+@Suite struct PipelineRunnerTests {
+    func run(_ pipeline: PipelineDefinition, _ options: RunOptions = RunOptions(), control: RunControl = RunControl(),
+             observer: RecordingObserver = RecordingObserver()) async throws(PipelineRunner.SetupError) -> RunOutcome {
+        try await PipelineRunner(pipeline: pipeline, options: options, observer: observer, control: control).run()
+    }
+
+    @Test func customStageRunsAndPassesRecordsDownstream() async throws {
+        let directory = try makeTemporaryDirectory()
+        let key = UUID().uuidString
+        let pipeline = try loadPipeline("""
+            { "name": "flow", "stages": [
+                { "id": "source", "type": "test.count", "count": 20, "timeline": "\(key)" },
+                { "id": "sink", "type": "test.count", "from": "source", "timeline": "\(key)" } ] }
+            """, in: directory)
+        let observer = RecordingObserver()
+        let outcome = try await run(pipeline, observer: observer)
+        #expect(outcome.exitCode == 0)
+        #expect(outcome.report.status == .succeeded)
+        let sink = try #require(outcome.report.stages.first { $0.id == "sink" })
+        #expect(sink.counts == ["read": 20, "created": 0, "rejected": 0])
+        #expect(sink.byObject == ["Test": ["read": 20]])
+        #expect(await Timeline.shared.entries(key) == ["start:source", "finish:source", "start:sink", "finish:sink"])
+
+        let store = try SoupStore.openForReading(path: pipeline.store)
+        let records = try await store.datasetRecords("sink", limit: 100).map(\.record)
+        #expect(records.count == 20)
+        #expect(records[19] == ["n": 19, "seenBy": "sink"])
+        #expect(observer.lines.contains("[sink] done with 0 records"))
+    }
+
+    @Test func independentBranchesRunConcurrently() async throws {
+        let directory = try makeTemporaryDirectory()
+        let key = UUID().uuidString
+        // Each branch waits until the other has started: this only finishes if they overlap.
+        let pipeline = try loadPipeline("""
+            { "stages": [
+                { "id": "left", "type": "test.count", "count": 1, "timeline": "\(key)", "waitFor": "right" },
+                { "id": "right", "type": "test.count", "count": 1, "timeline": "\(key)", "waitFor": "left" },
+                { "id": "join", "type": "test.count", "from": ["left", "right"], "timeline": "\(key)" } ] }
+            """, in: directory)
+        let outcome = try await run(pipeline)
+        #expect(outcome.report.status == .succeeded)
+        let entries = await Timeline.shared.entries(key)
+        #expect(entries.firstIndex(of: "start:join")! > entries.firstIndex(of: "finish:left")!)
+        #expect(entries.firstIndex(of: "start:join")! > entries.firstIndex(of: "finish:right")!)
+        #expect(outcome.report.stages.first { $0.id == "join" }?.counts["read"] == 2)
+    }
+
+    @Test func aFailedStageSkipsWhatIsLeftAndExitsOne() async throws {
+        let directory = try makeTemporaryDirectory()
+        let pipeline = try loadPipeline("""
+            { "stages": [
+                { "id": "load", "type": "test.count", "count": 5 },
+                { "id": "boom", "type": "test.count", "after": "load", "fail": "the org said no" },
+                { "id": "later", "type": "test.count", "after": "boom" },
+                { "id": "report", "type": "report", "formats": ["json", "md", "html", "csv"] } ] }
+            """, in: directory)
+        let outcome = try await run(pipeline)
+        #expect(outcome.report.status == .failed)
+        #expect(outcome.exitCode == 1)
+        #expect(outcome.report.stages.map(\.status) == [.succeeded, .failed, .skipped, .succeeded])
+        #expect(outcome.report.error == "the org said no")
+        let files = try FileManager.default.contentsOfDirectory(atPath: outcome.report.reportDir).sorted()
+        #expect(files == ["report.html", "report.json", "report.md", "run.log", "stages.csv"])
+        let json = try JSONParser.parse(String(contentsOfFile: outcome.report.reportDir + "/report.json", encoding: .utf8))
+        #expect(json["status"] == "failed")
+        #expect(json["exitCode"] == 1)
+        #expect(json["stages"]?.arrayValue?[1]["error"] == "the org said no")
+        let csv = try String(contentsOfFile: outcome.report.reportDir + "/stages.csv", encoding: .utf8)
+        #expect(csv.contains("boom,test.count,failed,"))
+    }
+
+    @Test func invalidInputBeforeAnyChangeExitsTwo() async throws {
+        let directory = try makeTemporaryDirectory()
+        let pipeline = try loadPipeline("""
+            { "stages": [ { "id": "read", "type": "test.count", "fail": "data.csv: line 3: bad quote", "failKind": "invalidInput" } ] }
+            """, in: directory)
+        let outcome = try await run(pipeline)
+        #expect(outcome.exitCode == 2)
+        #expect(outcome.report.status == .failed)
+    }
+
+    @Test func rejectedRecordsMakeThePipelinePartial() async throws {
+        let directory = try makeTemporaryDirectory()
+        let pipeline = try loadPipeline(#"{ "stages": [ { "id": "a", "type": "test.count", "count": 2, "reject": 1 } ] }"#, in: directory)
+        let outcome = try await run(pipeline)
+        #expect(outcome.exitCode == 3)
+        #expect(outcome.report.status == .partial)
+        #expect(outcome.report.stages[0].status == .partial)
+    }
+
+    @Test func aSecondRunOnTheSameStoreIsRefused() async throws {
+        let directory = try makeTemporaryDirectory()
+        let pipeline = try loadPipeline(#"{ "stages": [ { "id": "a", "type": "test.count" } ] }"#, in: directory)
+        let held = try StoreLock(storePath: pipeline.store)
+        do {
+            _ = try await run(pipeline)
+            Issue.record("expected the run to be refused")
+        } catch {
+            #expect(error.exitCode == 4)
+            #expect(error.description == "\(pipeline.store): another run holds this store")
+        }
+        held.release()
+        #expect(try await run(pipeline).exitCode == 0)
+    }
+
+    @Test func onlyReadsDatasetsAnEarlierRunLeft() async throws {
+        let directory = try makeTemporaryDirectory()
+        let pipeline = try loadPipeline("""
+            { "stages": [ { "id": "source", "type": "test.count", "count": 4 },
+                          { "id": "sink", "type": "test.count", "from": "source" } ] }
+            """, in: directory)
+        do {
+            _ = try await run(pipeline, RunOptions(only: ["sink"]))
+            Issue.record("expected --only to need the source dataset")
+        } catch {
+            #expect(error.exitCode == 2)
+            #expect(error.description.contains(#"it reads stage "source", and the store holds no complete dataset from it"#))
+        }
+        _ = try await run(pipeline)
+        let outcome = try await run(pipeline, RunOptions(only: ["sink"]))
+        #expect(outcome.report.stages.map(\.id) == ["sink"])
+        #expect(outcome.report.stages[0].counts["read"] == 4)
+    }
+
+    @Test func dryRunLeavesTheStoreByteForByte() async throws {
+        let directory = try makeTemporaryDirectory()
+        let pipeline = try loadPipeline("""
+            { "soups": [{"soupName": "S", "indexes": [{"path": "Id", "type": "string"}]}],
+              "stages": [ { "id": "a", "type": "test.count", "count": 3 } ] }
+            """, in: directory)
+        _ = try await run(pipeline)
+        let before = try Data(contentsOf: URL(fileURLWithPath: pipeline.store))
+        let outcome = try await run(pipeline, RunOptions(dryRun: true))
+        #expect(outcome.report.dryRun)
+        #expect(outcome.exitCode == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: pipeline.store)) == before)
+        #expect(try await SoupStore.openForReading(path: pipeline.store).runs().count == 1)
+    }
+
+    @Test func runsAreRecordedAndSoupsAndSyncsPrepared() async throws {
+        let directory = try makeTemporaryDirectory()
+        let pipeline = try loadPipeline("""
+            { "name": "rec", "soups": [{"soupName": "S", "indexes": [{"path": "Id", "type": "string"}]}],
+              "syncs": [{"syncName": "Down", "syncType": "syncDown", "soupName": "S", "target": {"type": "soql", "query": "SELECT Id FROM Account"}}],
+              "stages": [ { "id": "a", "type": "test.count", "count": 1 } ] }
+            """, in: directory)
+        let outcome = try await run(pipeline)
+        let store = try SoupStore(path: pipeline.store)
+        #expect(try await store.soupSpecs().map(\.name) == ["S"])
+        var sync = try await store.sync(named: "Down")
+        #expect(sync.status == .new)
+        let runs = try await store.runs()
+        #expect(runs.map(\.id) == [outcome.report.runId])
+        #expect(runs[0].status == "succeeded")
+        #expect(runs[0].reportDir == outcome.report.reportDir)
+        #expect(outcome.report.runId.range(of: #"^\d{8}T\d{6}Z-[0-9a-f]{6}$"#, options: .regularExpression) != nil)
+        #expect(outcome.report.reportDir.hasSuffix("/.pipeline/reports/rec/\(outcome.report.runId)"))
+
+        // A sync left RUNNING by a dead process is STOPPED by the next run.
+        sync.transition(to: .running, at: 1000)
+        try await store.saveSync(sync)
+        try store.close()
+        let observer = RecordingObserver()
+        _ = try await run(pipeline, observer: observer)
+        #expect(try await SoupStore.openForReading(path: pipeline.store).sync(named: "Down").status == .stopped)
+        #expect(observer.lines.contains { $0.contains("sync Down was RUNNING when its process died") })
+    }
+
+    @Test func aStopRequestEndsTheRunAsStopped() async throws {
+        let directory = try makeTemporaryDirectory()
+        let key = UUID().uuidString
+        let pipeline = try loadPipeline("""
+            { "stages": [ { "id": "wait", "type": "test.count", "timeline": "\(key)", "waitFor": "never" },
+                          { "id": "next", "type": "test.count", "after": "wait" } ] }
+            """, in: directory)
+        let control = RunControl()
+        Task {
+            while !(await Timeline.shared.hasStarted(key, "wait")) { try await Task.sleep(for: .milliseconds(5)) }
+            control.requestStop(exitCode: 130)
+        }
+        let outcome = try await run(pipeline, control: control)
+        #expect(outcome.report.status == .stopped)
+        #expect(outcome.exitCode == 130)
+        #expect(outcome.report.stages.map(\.status) == [.failed, .skipped])
+    }
+
+    @Test func secretsNeverReachTheLogs() async throws {
+        let directory = try makeTemporaryDirectory()
+        let pipeline = try loadPipeline("""
+            { "org": { "instanceUrl": "https://x.my.salesforce.com", "auth": { "flow": "access_token", "accessToken": "${TOKEN}" } },
+              "stages": [ { "id": "a", "type": "test.count", "fail": "request with Bearer 00Dxx!SECRETTOKEN failed" } ] }
+            """, in: directory, variables: ["TOKEN": "00Dxx!SECRETTOKEN"])
+        let observer = RecordingObserver()
+        let outcome = try await run(pipeline, observer: observer)
+        let log = try String(contentsOfFile: outcome.report.reportDir + "/run.log", encoding: .utf8)
+        let report = try String(contentsOfFile: outcome.report.reportDir + "/report.json", encoding: .utf8)
+        #expect(log.contains("request with Bearer ******** failed"))
+        for text in [log, report] + observer.events.map { $0.jsonLine(at: Date()) } {
+            #expect(!text.contains("SECRETTOKEN"))
+        }
+    }
+
+    @Test func progressAndStageEventsAreJSONLines() async throws {
+        let directory = try makeTemporaryDirectory()
+        let pipeline = try loadPipeline(#"{ "stages": [ { "id": "a", "type": "test.count", "count": 1 } ] }"#, in: directory)
+        let observer = RecordingObserver()
+        _ = try await run(pipeline, observer: observer)
+        let lines = observer.events.map { try! JSONParser.parse($0.jsonLine(at: Date(timeIntervalSince1970: 0))) }
+        #expect(lines.map { $0["event"]?.stringValue ?? "" } == ["runStarted", "stageStarted", "log", "stageFinished", "runFinished"])
+        #expect(lines[0]["ts"] == "1970-01-01T00:00:00.000Z")
+        #expect(lines[3]["counts"] == ["created": 1, "read": 0, "rejected": 0])
+        #expect(lines[4]["exitCode"] == 0)
+    }
+}
+
+@Suite struct StageGraphTests {
+    @Test func mermaidAndDotShowDataAndOrderEdges() throws {
+        let directory = try makeTemporaryDirectory()
+        let pipeline = try loadPipeline("""
+            { "name": "g", "stages": [ { "id": "extract", "type": "test.count" },
+                                      { "id": "load", "type": "test.count", "from": "extract" },
+                                      { "id": "report", "type": "report", "after": ["load"] } ] }
+            """, in: directory)
+        let graph = StageGraph(stages: pipeline.stages)
+        #expect(graph.topologicalOrder() == ["extract", "load", "report"])
+        #expect(graph.mermaid(title: "g") == """
+            ---
+            title: g
+            ---
+            flowchart TD
+                s_extract["extract<br/><small>test.count</small>"]
+                s_load["load<br/><small>test.count</small>"]
+                s_report["report<br/><small>report</small>"]
+                s_extract --> s_load
+                s_load -.-> s_report
+            """)
+        #expect(graph.dot(title: "g").contains(#""load" -> "report" [style=dashed];"#))
+        #expect(graph.dot(title: "g").contains(#""extract" -> "load";"#))
+    }
+}
