@@ -150,10 +150,12 @@ import Testing
 
     @Test func aKilledRunLeavesNoStaleLock() throws {
         let demo = try Self.demoCopy()
-        // A process holding the lock file with flock(1), then killed.
+        // Another process holding the lock (flock(2), as a run does), then killed.
         let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
-        holder.arguments = ["-o", demo.store + ".lock", "sleep", "30"]
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/perl")
+        holder.arguments = ["-MFcntl=:flock", "-e", "open(F, '>', $ARGV[0]) or die; flock(F, LOCK_EX) or die; sleep 30", demo.store + ".lock"]
+        holder.standardOutput = FileHandle.nullDevice
+        holder.standardError = FileHandle.nullDevice
         try holder.run()
         var waited = 0
         while (try? StoreLock(storePath: demo.store)).map({ $0.release(); return true }) == true && waited < 100 {
@@ -161,7 +163,7 @@ import Testing
             waited += 1
         }
         #expect(try Self.pipeline(["run", demo.pipeline]).exitCode == 4)
-        holder.terminate()
+        kill(holder.processIdentifier, SIGKILL)
         holder.waitUntilExit()
         #expect(try Self.pipeline(["run", demo.pipeline]).exitCode == 0)
     }

@@ -62,8 +62,8 @@ import Testing
         #expect(errors.contains(#"stages[1].sync: no sync named "Nope"; known: Down"#))
         #expect(errors.contains("stages[1].bogus: unknown key for a stage of this type"))
         #expect(errors.contains(#"stages[2].id: duplicate stage id "b" (also stages[1])"#))
-        #expect(errors.contains(#"stages[3].from: no stage with id "zzz"; known ids: b, c"#))
-        #expect(errors.contains(#"stages[3].after[1]: no stage with id "qq"; known ids: b, c"#))
+        #expect(errors.contains(#"stages[3].from: no stage with id "zzz"; known ids: a, b, c, d"#))
+        #expect(errors.contains(#"stages[3].after[1]: no stage with id "qq"; known ids: a, b, c, d"#))
         #expect(errors.contains("stages[4].id: is required"))
         #expect(errors.contains("stages[5].type: must be a string, not integer"))
     }

@@ -47,13 +47,19 @@ public struct PipelineLoader: Sendable {
         let syncs = context.syncs(resolved["syncs"], soups: soups)
         let org = context.org(resolved: resolved["org"], raw: rawObject["org"], store: store)
         let stages = context.stages(resolved["stages"], registry: registry, soups: soups, syncs: syncs)
-        context.checkGraph(stages)
+        context.checkGraph(stages, declaredIds: Self.declaredIds(resolved["stages"]))
 
         if !context.errors.isEmpty { throw PipelineValidationError(context.errors) }
         let secretKeys = Self.secretValues(in: rawObject["org"], resolved: resolved["org"])
         return PipelineDefinition(
             name: name, file: file, store: store, org: org, soups: soups, syncs: syncs, stages: stages,
             warnings: context.warnings, secrets: secretKeys)
+    }
+
+    /// Every stage id written in the file, including stages that failed to decode, so edge errors
+    /// do not also blame references to them.
+    static func declaredIds(_ stages: JSONValue?) -> Set<String> {
+        Set((stages?.arrayValue ?? []).compactMap { $0["id"]?.stringValue })
     }
 
     /// The resolved values of secret keys under `org.auth`, for redaction.
@@ -343,8 +349,7 @@ struct LoadContext {
     }
 
     /// Unknown `from` / `after` ids, self-references and cycles.
-    mutating func checkGraph(_ stages: [StageDefinition]) {
-        let ids = Set(stages.map(\.id))
+    mutating func checkGraph(_ stages: [StageDefinition], declaredIds ids: Set<String>) {
         for stage in stages {
             for (key, list) in [("from", stage.from), ("after", stage.after)] {
                 for (offset, id) in list.enumerated() where !ids.contains(id) || id == stage.id {
