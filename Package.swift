@@ -50,6 +50,7 @@ let package = Package(
             ],
             path: "Benchmarks/SoupBenchmark"),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
+        .testTarget(name: "SOQLTests", dependencies: ["SOQL", "JSON"]),
         .testTarget(name: "SoupsTests", dependencies: ["Soups", "JSON"]),
         .testTarget(name: "StagesTests", dependencies: ["Stages", "Soups", "JSON"]),
         .testTarget(name: "PipelineCLITests", dependencies: ["PipelineCLI", "Stages", "Soups", "JSON"]),
