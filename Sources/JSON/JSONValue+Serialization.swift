@@ -48,7 +48,8 @@ extension JSONValue {
         case .object(let object):
             bytes.append(UInt8(ascii: "{"))
             var first = true
-            for (key, value) in object {
+            for key in object.keys {
+                let value = object[key]!
                 if !first { bytes.append(UInt8(ascii: ",")) }
                 first = false
                 newline(&bytes, indent: indent, level: level + 1)
@@ -71,19 +72,37 @@ extension JSONValue {
     /// Appends `string` as a quoted, escaped JSON string.
     public static func writeString(_ string: String, into bytes: inout [UInt8]) {
         bytes.append(0x22)
-        for byte in string.utf8 {
-            switch byte {
-            case 0x22: bytes.append(contentsOf: [0x5C, 0x22])
-            case 0x5C: bytes.append(contentsOf: [0x5C, 0x5C])
-            case 0x0A: bytes.append(contentsOf: [0x5C, 0x6E])
-            case 0x0D: bytes.append(contentsOf: [0x5C, 0x72])
-            case 0x09: bytes.append(contentsOf: [0x5C, 0x74])
-            case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                bytes.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
-            default: bytes.append(byte)
+        // Copy the runs that need no escaping in bulk; most strings are one such run.
+        let copied: Void? = string.utf8.withContiguousStorageIfAvailable { buffer in
+            var start = 0
+            for offset in 0..<buffer.count {
+                let byte = buffer[offset]
+                guard byte < 0x20 || byte == 0x22 || byte == 0x5C else { continue }
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start..<offset]))
+                appendEscaped(byte, into: &bytes)
+                start = offset + 1
+            }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start...]))
+        }
+        if copied == nil {
+            for byte in string.utf8 {
+                if byte < 0x20 || byte == 0x22 || byte == 0x5C { appendEscaped(byte, into: &bytes) } else { bytes.append(byte) }
             }
         }
         bytes.append(0x22)
+    }
+
+    private static func appendEscaped(_ byte: UInt8, into bytes: inout [UInt8]) {
+        switch byte {
+        case 0x22: bytes.append(contentsOf: [0x5C, 0x22])
+        case 0x5C: bytes.append(contentsOf: [0x5C, 0x5C])
+        case 0x0A: bytes.append(contentsOf: [0x5C, 0x6E])
+        case 0x0D: bytes.append(contentsOf: [0x5C, 0x72])
+        case 0x09: bytes.append(contentsOf: [0x5C, 0x74])
+        default:
+            let hex: StaticString = "0123456789abcdef"
+            let digits = hex.utf8Start
+            bytes.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, digits[Int(byte >> 4)], digits[Int(byte & 0xF)]])
+        }
     }
 }

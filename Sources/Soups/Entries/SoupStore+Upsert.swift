@@ -42,6 +42,8 @@ final class EntryWriter {
     let insert: Statement
     let update: Statement
     let now: Int64
+    /// Per index column: its path, whether the path is dotted, and its type.
+    private let columnIndexes: [(path: String, dotted: Bool, type: IndexType)]
     private var nextId: Int64
 
     init(table: SoupTable, db: Database) throws {
@@ -58,6 +60,9 @@ final class EntryWriter {
             UPDATE \(table.tableName) SET \(updateColumns.map { "\($0) = ?" }.joined(separator: ", ")) WHERE id = ?
             """)
         now = Int64(Date().timeIntervalSince1970 * 1000)
+        columnIndexes = zip(table.spec.indexes, table.columns).compactMap { index, column in
+            column == nil ? nil : (index.path, index.path.contains(where: { $0 == "." }), index.type)
+        }
         let sequence = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = ?", arguments: [table.tableName]) ?? 0
         let maxId = try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM \(table.tableName)") ?? 0
         nextId = max(sequence, maxId) + 1
@@ -77,8 +82,6 @@ final class EntryWriter {
         }
         entry[SyncField.soupEntryId] = .integer(id)
         entry[SyncField.soupLastModifiedDate] = .integer(now)
-        var values: [DatabaseValue] = []
-        values.reserveCapacity(6 + table.columns.count)
         var text: [UInt8] = []
         text.reserveCapacity(256)
         JSONValue.object(entry).write(into: &text)
@@ -87,17 +90,25 @@ final class EntryWriter {
         let syncId = entry[SyncField.syncId]?.integerValue?.databaseValue ?? .null
         let wrapped = JSONValue.object(entry)
         var indexValues: [DatabaseValue] = []
-        for (index, column) in zip(table.spec.indexes, table.columns) where column != nil {
-            let value = index.path.contains(".") ? wrapped.value(atPath: index.path) : entry[index.path]
+        indexValues.reserveCapacity(columnIndexes.count)
+        for index in columnIndexes {
+            let value = index.dotted ? wrapped.value(atPath: index.path) : entry[index.path]
             indexValues.append(SoupTable.columnValue(value, type: index.type))
         }
+        // Arguments as existentials: GRDB's generic `StatementArguments` initializer is not
+        // specialized across modules and costs a key path per value.
+        var arguments: [(any DatabaseValueConvertible)?] = []
+        arguments.reserveCapacity(6 + indexValues.count)
         if existingId != nil {
-            values = [soupText, now.databaseValue, local, syncId] + indexValues + [id.databaseValue]
-            update.setUncheckedArguments(StatementArguments(values))
+            arguments += [soupText, now, local, syncId]
+            arguments += indexValues.map { $0 as any DatabaseValueConvertible }
+            arguments.append(id)
+            update.setUncheckedArguments(StatementArguments(arguments))
             try update.execute()
         } else {
-            values = [id.databaseValue, soupText, now.databaseValue, now.databaseValue, local, syncId] + indexValues
-            insert.setUncheckedArguments(StatementArguments(values))
+            arguments += [id, soupText, now, now, local, syncId]
+            arguments += indexValues.map { $0 as any DatabaseValueConvertible }
+            insert.setUncheckedArguments(StatementArguments(arguments))
             try insert.execute()
         }
         if table.hasFullText { try writeFullText(id: id, entry: wrapped, replacing: existingId != nil) }

@@ -25,7 +25,7 @@ struct SmartSQL {
             throw SoupStoreError.invalidSmartSQL("only SELECT statements are allowed")
         }
         return try scan(sql) { placeholder in
-            let parts = placeholder.split(separator: ":", maxSplits: 1).map(String.init)
+            let parts = placeholder.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             guard let table = tables[parts[0]] else { throw SoupStoreError.unknownSoup(parts[0]) }
             if parts.count == 1 { return table.tableName }
             guard !parts[1].isEmpty else { throw SoupStoreError.invalidSmartSQL("empty path in {\(placeholder)}") }
@@ -94,7 +94,7 @@ extension SoupStore {
                     case .int64(let number): return .integer(number)
                     case .double(let number): return .double(number)
                     case .string(let text):
-                        if name == "soup", let object = try? JSONParser.parse(text), object.objectValue != nil {
+                        if name == "soup" || name.hasPrefix("soup:"), let object = try? JSONParser.parse(text), object.objectValue != nil {
                             return object
                         }
                         return .string(text)

@@ -110,7 +110,7 @@ extension SoupStore {
                 guard table.indexType(forPath: path) == .fullText,
                       let offset = table.spec.indexes.firstIndex(where: { $0.path == path }), let column = table.columns[offset]
                 else { throw SoupStoreError.notIndexed(soup: table.spec.name, path: path) }
-                query = "{\(column)} : \(key)"
+                query = "{\(column)} : (\(key))"
             }
             return ("id IN (SELECT rowid FROM \(table.ftsTableName) WHERE \(table.ftsTableName) MATCH ?)", [query])
         }

@@ -1,0 +1,403 @@
+import Foundation
+import Testing
+
+@testable import JSON
+
+/// Parses `text` and returns the syntax error it raises, or `nil` when it parses.
+private func syntaxError(_ text: String) -> JSONSyntaxError? {
+    do {
+        _ = try JSONParser.parse(text)
+        return nil
+    } catch {
+        return error
+    }
+}
+
+private func syntaxError(bytes: [UInt8]) -> JSONSyntaxError? {
+    do {
+        _ = try JSONParser.parse(bytes)
+        return nil
+    } catch {
+        return error
+    }
+}
+
+/// A malformed document and where its error must be reported.
+struct ErrorCase: Sendable, CustomTestStringConvertible {
+    let text: String
+    let line: Int
+    let column: Int
+    let message: String
+    var testDescription: String { text.debugDescription }
+}
+
+@Suite struct JSONParseErrorTests {
+    static let cases: [ErrorCase] = [
+        ErrorCase(text: #"{"a": tru}"#, line: 1, column: 7, message: "invalid literal, expected 'true'"),
+        ErrorCase(text: #"{"a" 1}"#, line: 1, column: 6, message: "expected ':' after member name"),
+        ErrorCase(text: "[1, 2,]", line: 1, column: 7, message: "unexpected ']', expected a value"),
+        ErrorCase(text: "{\n  \"a\": 1,\n  \"b\": }", line: 3, column: 8, message: "unexpected '}', expected a value"),
+        ErrorCase(text: #"{"a":1} x"#, line: 1, column: 9, message: "unexpected 'x' after the end of the document"),
+        ErrorCase(text: "", line: 1, column: 1, message: "the document is empty"),
+        ErrorCase(text: "  \n   ", line: 2, column: 4, message: "the document is empty"),
+        ErrorCase(text: #""abc"#, line: 1, column: 5, message: "unterminated string"),
+        ErrorCase(text: "[01]", line: 1, column: 3, message: "leading zeros are not allowed in numbers"),
+        ErrorCase(text: "[1.]", line: 1, column: 4, message: "expected a digit after '.'"),
+        ErrorCase(text: "[1e]", line: 1, column: 4, message: "expected a digit in the exponent"),
+        ErrorCase(text: "[-]", line: 1, column: 3, message: "invalid number"),
+        ErrorCase(text: "[1e400]", line: 1, column: 7, message: "number out of range"),
+        // Columns count characters, not UTF-8 bytes.
+        ErrorCase(text: #"{"é": x}"#, line: 1, column: 7, message: "unexpected 'x', expected a value"),
+        ErrorCase(text: #"["😀😀", x]"#, line: 1, column: 8, message: "unexpected 'x', expected a value"),
+        ErrorCase(text: #"["\q"]"#, line: 1, column: 4, message: "invalid escape '\\q'"),
+        ErrorCase(text: "[1,\n2,\n@]", line: 3, column: 1, message: "unexpected '@', expected a value"),
+        ErrorCase(text: "{1: 2}", line: 1, column: 2, message: "expected a member name in double quotes"),
+        ErrorCase(text: "[\"a\tb\"]", line: 1, column: 4, message: "control character in a string; escape it"),
+        ErrorCase(text: "[\"a\nb\"]", line: 1, column: 4, message: "control character in a string; escape it"),
+        ErrorCase(text: #"{"a": 1"#, line: 1, column: 8, message: "unexpected end of input inside an object"),
+        ErrorCase(text: "[1 2]", line: 1, column: 4, message: "expected ',' or ']' after an array element"),
+        ErrorCase(text: #"{"a": 1 "b": 2}"#, line: 1, column: 9, message: "expected ',' or '}' after an object member"),
+        ErrorCase(text: "[nul]", line: 1, column: 2, message: "invalid literal, expected 'null'"),
+        ErrorCase(text: "\r\n\r\n  [\r\n    fals ]", line: 4, column: 5, message: "invalid literal, expected 'false'"),
+        ErrorCase(text: #""\u12"#, line: 1, column: 4, message: "incomplete \\u escape"),
+        ErrorCase(text: #"["\u12"]"#, line: 1, column: 7, message: "invalid hex digit in \\u escape"),
+        ErrorCase(text: #"["\u12G4"]"#, line: 1, column: 7, message: "invalid hex digit in \\u escape"),
+    ]
+
+    @Test(arguments: cases)
+    func reportsLineAndColumn(_ testCase: ErrorCase) throws {
+        let error = try #require(syntaxError(testCase.text))
+        #expect(error.line == testCase.line)
+        #expect(error.column == testCase.column)
+        #expect(error.message == testCase.message)
+        #expect(error.description == "line \(testCase.line), column \(testCase.column): \(testCase.message)")
+    }
+
+    @Test func invalidUTF8InAStringIsRejected() throws {
+        let error = try #require(syntaxError(bytes: [0x5B, 0x22, 0x61, 0xFF, 0x22, 0x5D]))
+        #expect(error.message == "invalid UTF-8 in a string")
+        #expect(error.line == 1)
+        // Same on the slow path (a string that also has an escape).
+        let slow = try #require(syntaxError(bytes: Array(#"["\n"#.utf8) + [0xC3] + Array(#""]"#.utf8)))
+        #expect(slow.message == "invalid UTF-8 in a string")
+    }
+}
+
+@Suite struct JSONByteOrderMarkTests {
+    @Test func bomIsSkipped() throws {
+        let bytes: [UInt8] = [0xEF, 0xBB, 0xBF] + Array(#"{"a": [1, "x"]}"#.utf8)
+        let (value, duplicates) = try JSONParser.parse(bytes)
+        #expect(value == ["a": [1, "x"]])
+        #expect(duplicates.isEmpty)
+        // The same through the String entry point.
+        #expect(try JSONParser.parse("\u{FEFF}[true]") == [true])
+    }
+
+    @Test func columnsAfterABOMDoNotCountIt() throws {
+        let error = try #require(syntaxError(bytes: [0xEF, 0xBB, 0xBF] + Array("{]".utf8)))
+        #expect(error.line == 1)
+        #expect(error.column == 2)
+    }
+
+    @Test func aBOMAloneIsAnEmptyDocument() throws {
+        let error = try #require(syntaxError(bytes: [0xEF, 0xBB, 0xBF]))
+        #expect(error.message == "the document is empty")
+        #expect(error.column == 1)
+    }
+
+    @Test func aBOMInTheMiddleIsNotWhitespace() throws {
+        let error = try #require(syntaxError("[1,\u{FEFF}2]"))
+        #expect(error.line == 1)
+        #expect(error.column == 4)
+    }
+}
+
+@Suite struct JSONStringEscapeTests {
+    @Test func simpleEscapes() throws {
+        let value = try JSONParser.parse(#""\"\\\/\b\f\n\r\t""#)
+        #expect(value == .string("\"\\/\u{08}\u{0C}\n\r\t"))
+    }
+
+    @Test func unicodeEscapes() throws {
+        #expect(try JSONParser.parse(#""\u0041\u00e9\u00E9\u20AC\u0000""#) == .string("Aéé€\u{0000}"))
+    }
+
+    @Test func surrogatePairs() throws {
+        #expect(try JSONParser.parse(#""\ud83d\ude00""#) == .string("😀"))
+        #expect(try JSONParser.parse(#""x\uD834\uDD1Ey""#) == .string("x𝄞y"))
+    }
+
+    @Test func loneHighSurrogateIsAnError() throws {
+        let error = try #require(syntaxError(#""\ud83d""#))
+        #expect(error.message == "unpaired UTF-16 surrogate in \\u escape")
+        let followedByText = try #require(syntaxError(#""\ud83dabc""#))
+        #expect(followedByText.message == "unpaired UTF-16 surrogate in \\u escape")
+    }
+
+    @Test func highSurrogateFollowedByANonLowEscapeIsAnError() throws {
+        let error = try #require(syntaxError(#""\ud83d\u0041""#))
+        #expect(error.message == "invalid UTF-16 surrogate pair")
+    }
+
+    @Test func loneLowSurrogateIsAnError() throws {
+        let error = try #require(syntaxError(#""\ude00""#))
+        #expect(error.message == "unpaired UTF-16 surrogate in \\u escape")
+    }
+
+    @Test func rawUnicodeIsKept() throws {
+        #expect(try JSONParser.parse(#"["héllo 😀 日本"]"#) == ["héllo 😀 日本"])
+    }
+
+    @Test func escapedAndRawMixed() throws {
+        #expect(try JSONParser.parse(#""é\n😀\u00e9""#) == .string("é\n😀é"))
+    }
+
+    @Test func keysAreUnescapedToo() throws {
+        let value = try JSONParser.parse(#"{"a\u0062\n": 1}"#)
+        #expect(value.objectValue?.keys == ["ab\n"])
+    }
+}
+
+@Suite struct JSONDepthTests {
+    @Test func nestingUpToTheLimitParses() throws {
+        let depth = JSONParser.maximumDepth
+        #expect(depth == 512)
+        let text = String(repeating: "[", count: depth) + String(repeating: "]", count: depth)
+        var value = try JSONParser.parse(text)
+        var levels = 0
+        while let array = value.arrayValue {
+            levels += 1
+            guard let first = array.first else { break }
+            value = first
+        }
+        #expect(levels == depth)
+    }
+
+    @Test func nestingBeyondTheLimitIsAnError() throws {
+        let depth = JSONParser.maximumDepth + 1
+        let text = String(repeating: "[", count: depth) + String(repeating: "]", count: depth)
+        let error = try #require(syntaxError(text))
+        #expect(error.message == "nesting deeper than 512 levels")
+        #expect(error.line == 1)
+        #expect(error.column == 513)
+    }
+
+    @Test func objectsCountTowardsTheLimit() throws {
+        let ok = String(repeating: #"{"a":"#, count: 511) + "[]" + String(repeating: "}", count: 511)
+        #expect(throws: Never.self) { try JSONParser.parse(ok) }
+        let deep = String(repeating: #"{"a":"#, count: 512) + "[]" + String(repeating: "}", count: 512)
+        let error = try #require(syntaxError(deep))
+        #expect(error.message == "nesting deeper than 512 levels")
+        #expect(error.column == 512 * 5 + 1)
+    }
+
+    @Test func veryDeepInputFailsWithoutCrashing() throws {
+        let text = String(repeating: "[", count: 200_000)
+        let error = try #require(syntaxError(text))
+        #expect(error.message == "nesting deeper than 512 levels")
+    }
+}
+
+@Suite struct JSONNumberTests {
+    @Test(arguments: [
+        ("0", JSONValue.integer(0)),
+        ("-12", .integer(-12)),
+        ("42", .integer(42)),
+        ("9223372036854775807", .integer(Int64.max)),
+        ("-9223372036854775808", .integer(Int64.min)),
+        ("1.0", .double(1.0)),
+        ("1e2", .double(100)),
+        ("1E+2", .double(100)),
+        ("-1.5e-3", .double(-0.0015)),
+        ("0.1", .double(0.1)),
+        ("9223372036854775808", .double(9223372036854775808.0)),
+    ])
+    func integersStayIntegers(_ text: String, _ expected: JSONValue) throws {
+        #expect(try JSONParser.parse(text) == expected)
+    }
+
+    @Test func integerAndDoubleAreDistinct() throws {
+        #expect(try JSONParser.parse("1") != JSONParser.parse("1.0"))
+        #expect(JSONValue.double(3.0).integerValue == 3)
+        #expect(JSONValue.double(3.5).integerValue == nil)
+        #expect(JSONValue.integer(7).doubleValue == 7.0)
+        #expect(JSONValue.string("7").integerValue == nil)
+    }
+
+    @Test func integersBeyondDoublePrecisionAreExact() throws {
+        let value = try JSONParser.parse("[9007199254740993]")
+        #expect(value == [.integer(9_007_199_254_740_993)])
+        #expect(value.jsonString == "[9007199254740993]")
+    }
+}
+
+@Suite struct JSONSerializationTests {
+    @Test func compactOutputKeepsKeyOrder() throws {
+        let text = #"{"z":1,"a":[true,false,null],"m":{"y":"s","b":2.5},"e":{},"f":[]}"#
+        let value = try JSONParser.parse(text)
+        #expect(value.jsonString == text)
+        #expect(value.objectValue?.keys == ["z", "a", "m", "e", "f"])
+    }
+
+    @Test func whitespaceIsDropped() throws {
+        let value = try JSONParser.parse("{ \"a\" :\n [ 1 , 2 ] ,\t\"b\" : \"x\" }")
+        #expect(value.jsonString == #"{"a":[1,2],"b":"x"}"#)
+    }
+
+    @Test func doublesPrintAsDoubles() {
+        #expect(JSONValue.double(1.0).jsonString == "1.0")
+        #expect(JSONValue.double(-2.0).jsonString == "-2.0")
+        #expect(JSONValue.double(0.1).jsonString == "0.1")
+        #expect(JSONValue.double(2.5).jsonString == "2.5")
+        #expect(JSONValue.integer(1).jsonString == "1")
+        #expect(JSONValue.double(.infinity).jsonString == "null")
+        #expect(JSONValue.double(.nan).jsonString == "null")
+    }
+
+    @Test(arguments: [1.0, 0.1, -2.5, 1e20, 1e-7, 123456.789, 1e15, 3.0e300, -0.000123])
+    func doublesRoundTrip(_ number: Double) throws {
+        let text = JSONValue.double(number).jsonString
+        #expect(try JSONParser.parse(text) == .double(number), "\(text)")
+    }
+
+    @Test func stringsAreEscaped() throws {
+        let original = "quote \" backslash \\ newline \n return \r tab \t bell \u{07} nul \u{00} unit \u{1F} slash / é 😀"
+        let text = JSONValue.string(original).jsonString
+        #expect(text == #""quote \" backslash \\ newline \n return \r tab \t bell \u0007 nul \u0000 unit \u001f slash / é 😀""#)
+        #expect(try JSONParser.parse(text) == .string(original))
+    }
+
+    @Test func complexValueRoundTrips() throws {
+        let value: JSONValue = [
+            "Id": "001xx000003DGb2AAG",
+            "attributes": ["type": "Account", "url": "/services/data/v62.0/sobjects/Account/001"],
+            "Count": 12,
+            "Amount": 1234.5,
+            "Flags": [true, false, nil, 0, -1, 1.0],
+            "Nested": ["deep": ["deeper": ["text": "line1\nline2 \"q\" é"]]],
+            "Empty": [:],
+            "EmptyArray": [],
+        ]
+        let compact = value.jsonString
+        #expect(try JSONParser.parse(compact) == value)
+        #expect(try JSONParser.parse(value.prettyJSONString) == value)
+        #expect(try JSONParser.parse(compact).jsonString == compact)
+        var bytes: [UInt8] = []
+        value.write(into: &bytes)
+        #expect(String(decoding: bytes, as: UTF8.self) == compact)
+    }
+
+    @Test func prettyPrinting() throws {
+        let value = try JSONParser.parse(#"{"a":[1,2],"b":{},"c":{"d":null},"e":[]}"#)
+        #expect(value.prettyJSONString == """
+            {
+              "a": [
+                1,
+                2
+              ],
+              "b": {},
+              "c": {
+                "d": null
+              },
+              "e": []
+            }
+            """)
+    }
+}
+
+@Suite struct JSONDuplicateKeyTests {
+    @Test func nestedDuplicateReportsItsPath() throws {
+        let (value, duplicates) = try JSONParser.parse(Array(#"{"a": {"b": 1, "b": 2}}"#.utf8))
+        #expect(duplicates == [JSONDuplicateKey(path: "a.b", line: 1)])
+        #expect(value.value(atPath: "a.b") == 2)
+    }
+
+    @Test func duplicateInsideAnArrayElement() throws {
+        let text = """
+            {
+              "syncs": [
+                {},
+                {"target": {"x": 1,
+                  "x": 2}}
+              ]
+            }
+            """
+        let (value, duplicates) = try JSONParser.parse(Array(text.utf8))
+        #expect(duplicates == [JSONDuplicateKey(path: "syncs[1].target.x", line: 5)])
+        #expect(value["syncs"]?.arrayValue?[1].value(atPath: "target.x") == 2)
+    }
+
+    @Test func topLevelDuplicateKeepsFirstPositionLastValue() throws {
+        let (value, duplicates) = try JSONParser.parse(Array(#"{"a":1,"b":2,"a":3}"#.utf8))
+        #expect(duplicates.map(\.path) == ["a"])
+        #expect(value.objectValue?.keys == ["a", "b"])
+        #expect(value["a"] == 3)
+        #expect(value.jsonString == #"{"a":3,"b":2}"#)
+    }
+
+    @Test func oddKeysAreBracketed() throws {
+        let (_, duplicates) = try JSONParser.parse(Array(#"{"x": {"a-b": 1, "a-b": 2}, "": 0, "": 1, "a b": [{"k": 1, "k": 2}]}"#.utf8))
+        #expect(duplicates.map(\.path) == [#"x["a-b"]"#, #"[""]"#, #"["a b"][0].k"#])
+    }
+
+    @Test func repeatedThreeTimesIsReportedTwice() throws {
+        let (value, duplicates) = try JSONParser.parse(Array("{\"k\": 1,\n\"k\": 2,\n\"k\": 3}".utf8))
+        #expect(duplicates == [JSONDuplicateKey(path: "k", line: 2), JSONDuplicateKey(path: "k", line: 3)])
+        #expect(value["k"] == 3)
+    }
+
+    @Test func noDuplicatesInDistinctObjects() throws {
+        let (_, duplicates) = try JSONParser.parse(Array(#"[{"a":1},{"a":2},{"b":{"a":3}}]"#.utf8))
+        #expect(duplicates.isEmpty)
+    }
+}
+
+@Suite struct JSONValueTests {
+    @Test func objectKeepsInsertionOrderAndRemoves() {
+        var object = JSONObject()
+        object["b"] = 1
+        object["a"] = 2
+        object["c"] = nil
+        object["b"] = 3
+        #expect(object.keys == ["b", "a"])
+        object["b"] = nil
+        #expect(object.keys == ["a"])
+        #expect(object.count == 1)
+        object["n"] = .null
+        #expect(object.contains("n"))
+        #expect(!object.contains("b"))
+        #expect(Array(object).map(\.key) == ["a", "n"])
+    }
+
+    @Test func objectEqualityIgnoresOrder() throws {
+        #expect(try JSONParser.parse(#"{"a":1,"b":2}"#) == JSONParser.parse(#"{"b":2,"a":1}"#))
+        #expect(try JSONParser.parse(#"{"a":1}"#) != JSONParser.parse(#"{"a":1.0}"#))
+    }
+
+    @Test(arguments: [
+        (JSONValue.bool(true), true), ("true", true), ("TRUE", true), ("True", true), ("1", true), (1, true),
+        (2, true), (0.5, true), (false, false), ("false", false), (0, false), (0.0, false), (nil, false),
+        ("yes", false), ("", false), ([true], false),
+    ] as [(JSONValue, Bool)])
+    func truthiness(_ value: JSONValue, _ expected: Bool) {
+        #expect(value.isTruthy == expected)
+    }
+
+    @Test func valueAtPath() throws {
+        let value = try JSONParser.parse(#"{"Account": {"Owner": {"Name": "Ann"}}, "x": 1}"#)
+        #expect(value.value(atPath: "Account.Owner.Name") == "Ann")
+        #expect(value.value(atPath: "x") == 1)
+        #expect(value.value(atPath: "x.y") == nil)
+        #expect(value.value(atPath: "Account.Missing") == nil)
+    }
+
+    @Test func accessorsAndKinds() {
+        #expect(JSONValue.string("s").stringValue == "s")
+        #expect(JSONValue.integer(1).stringValue == nil)
+        #expect(JSONValue.bool(true).boolValue == true)
+        #expect(JSONValue.string("true").boolValue == nil)
+        #expect(JSONValue.null.isNull)
+        #expect([JSONValue.null, true, 1, 1.5, "s", [], [:]].map(\.kindName)
+                == ["null", "boolean", "integer", "number", "string", "array", "object"])
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+import JSON
+import Testing
+
+@testable import Soups
+
+@Suite struct DatasetTests {
+    static func record(_ i: Int) -> JSONValue {
+        ["Name": .string("Account \(i)"), "Index": .integer(Int64(i)), "attributes": ["type": "Account"]]
+    }
+
+    @Test func unknownDatasetHasNoInfo() async throws {
+        try await withStore { (store) async throws in
+            #expect(try await store.datasetInfo("nothing") == nil)
+            #expect(try await store.datasetRecords("nothing").isEmpty)
+            await #expect(throws: SoupStoreError.unknownDataset("nothing")) {
+                try await store.appendToDataset("nothing", records: [Self.record(1)])
+            }
+        }
+    }
+
+    @Test func beginAppendReadFinish() async throws {
+        try await withStore { (store) async throws in
+            try await store.beginDataset("accounts", runId: "run-1")
+            #expect(try await store.datasetInfo("accounts") == DatasetInfo(name: "accounts", runId: "run-1", count: 0, complete: false))
+            try await store.appendToDataset("accounts", records: (1...1000).map(Self.record))
+            try await store.appendToDataset("accounts", records: [])
+            try await store.appendToDataset("accounts", records: (1001...2000).map(Self.record))
+            try await store.appendToDataset("accounts", records: (2001...2500).map(Self.record))
+            #expect(try await store.datasetInfo("accounts") == DatasetInfo(name: "accounts", runId: "run-1", count: 2500, complete: false))
+            try await store.finishDataset("accounts")
+            #expect(try await store.datasetInfo("accounts")?.complete == true)
+
+            let page = try await store.datasetRecords("accounts", afterSeq: 998, limit: 4)
+            #expect(page.map(\.seq) == [999, 1000, 1001, 1002])
+            #expect(page.map(\.record) == (999...1002).map(Self.record))
+            #expect(try await store.datasetRecords("accounts", afterSeq: 2500).isEmpty)
+
+            var batches: [[JSONValue]] = []
+            for try await batch in store.datasetBatches("accounts", batchSize: 1000) { batches.append(batch) }
+            #expect(batches.map(\.count) == [1000, 1000, 500])
+            #expect(batches.flatMap { $0 } == (1...2500).map(Self.record))
+            // Key order survives the store.
+            #expect(batches[0][0].jsonString == #"{"Name":"Account 1","Index":1,"attributes":{"type":"Account"}}"#)
+        }
+    }
+
+    @Test func beginAgainRestartsTheDataset() async throws {
+        try await withStore { (store) async throws in
+            try await store.beginDataset("d", runId: "run-1")
+            try await store.appendToDataset("d", records: (1...10).map(Self.record))
+            try await store.finishDataset("d")
+            try await store.beginDataset("d", runId: "run-2")
+            #expect(try await store.datasetInfo("d") == DatasetInfo(name: "d", runId: "run-2", count: 0, complete: false))
+            #expect(try await store.datasetRecords("d").isEmpty)
+            try await store.appendToDataset("d", records: [Self.record(42)])
+            let records = try await store.datasetRecords("d")
+            #expect(records.map(\.seq) == [1])
+            #expect(records.map(\.record) == [Self.record(42)])
+        }
+    }
+
+    @Test func datasetsAreIndependent() async throws {
+        try await withStore { (store) async throws in
+            try await store.beginDataset("a", runId: "r")
+            try await store.beginDataset("b", runId: "r")
+            try await store.appendToDataset("a", records: [Self.record(1), Self.record(2)])
+            try await store.appendToDataset("b", records: [Self.record(3)])
+            try await store.beginDataset("a", runId: "r2")
+            #expect(try await store.datasetRecords("b").map(\.record) == [Self.record(3)])
+            #expect(try await store.datasetInfo("b")?.count == 1)
+            #expect(try await store.datasetInfo("a")?.count == 0)
+        }
+    }
+
+    @Test func emptyDatasetStreamsNothing() async throws {
+        try await withStore { (store) async throws in
+            try await store.beginDataset("empty", runId: "r")
+            try await store.finishDataset("empty")
+            var batches = 0
+            for try await _ in store.datasetBatches("empty") { batches += 1 }
+            #expect(batches == 0)
+            #expect(try await store.datasetInfo("empty") == DatasetInfo(name: "empty", runId: "r", count: 0, complete: true))
+        }
+    }
+
+    @Test func datasetsSurviveReopening() async throws {
+        try await withStore { (store) async throws in
+            try await store.beginDataset("d", runId: "r")
+            try await store.appendToDataset("d", records: [Self.record(1), "plain string", 12, nil, [1, 2]])
+            try await store.finishDataset("d")
+            let reader = try SoupStore.openForReading(path: store.path)
+            #expect(try await reader.datasetRecords("d").map(\.record) == [Self.record(1), "plain string", 12, nil, [1, 2]])
+            try reader.close()
+        }
+    }
+}
+
+@Suite struct RunsTests {
+    static func run(_ id: String, startedAt: String, status: String = "running", exitCode: Int? = nil) -> StoredRun {
+        StoredRun(
+            id: id, pipeline: "accounts-contacts", status: status, exitCode: exitCode, startedAt: startedAt,
+            finishedAt: exitCode == nil ? nil : startedAt, reportDir: exitCode == nil ? nil : "/tmp/reports/\(id)",
+            record: ["runId": .string(id), "stages": [["id": "up", "counts": ["created": 3]]]])
+    }
+
+    @Test func saveAndListOldestFirst() async throws {
+        try await withStore { (store) async throws in
+            #expect(try await store.runs().isEmpty)
+            let second = Self.run("20261122T061500Z-bbbbbb", startedAt: "2026-11-22T06:15:00.000Z")
+            let first = Self.run("20261121T061500Z-aaaaaa", startedAt: "2026-11-21T06:15:00.000Z", status: "succeeded", exitCode: 0)
+            try await store.saveRun(second)
+            try await store.saveRun(first)
+            #expect(try await store.runs() == [first, second])
+        }
+    }
+
+    @Test func savingAgainReplacesTheRun() async throws {
+        try await withStore { (store) async throws in
+            var run = Self.run("20261122T061500Z-abcdef", startedAt: "2026-11-22T06:15:00.000Z")
+            try await store.saveRun(run)
+            run.status = "partial"
+            run.exitCode = 3
+            run.finishedAt = "2026-11-22T06:16:00.000Z"
+            run.reportDir = "/reports/x"
+            run.record = ["status": "partial", "exitCode": 3]
+            try await store.saveRun(run)
+            let runs = try await store.runs()
+            #expect(runs == [run])
+            #expect(runs[0].exitCode == 3)
+            #expect(runs[0].record["status"] == "partial")
+        }
+    }
+
+    @Test func nilColumnsRoundTrip() async throws {
+        try await withStore { (store) async throws in
+            let run = Self.run("r", startedAt: "2026-01-01T00:00:00.000Z")
+            try await store.saveRun(run)
+            let read = try #require(try await store.runs().first)
+            #expect(read.exitCode == nil)
+            #expect(read.finishedAt == nil)
+            #expect(read.reportDir == nil)
+            #expect(read.record == run.record)
+        }
+    }
+}

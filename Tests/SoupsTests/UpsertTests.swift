@@ -1,0 +1,213 @@
+import Foundation
+import JSON
+import Testing
+
+@testable import Soups
+
+@Suite struct UpsertTests {
+    static let spec = soup("Accounts", ("Id", .string), ("Name", .string), ("Number", .integer), ("Code", .json1))
+
+    @Test func insertSetsEntryIdAndLastModifiedDate() async throws {
+        try await withStore { (store) async throws in
+            try await store.registerSoup(Self.spec)
+            let before = nowMillis()
+            let stored = try await store.upsert([entry(["Name": "a"]), entry(["Name": "b"]), entry(["Name": "c"])], into: "Accounts")
+            let after = nowMillis()
+            #expect(ids(stored) == [1, 2, 3])
+            for entry in stored {
+                let modified = try #require(entry[SyncField.soupLastModifiedDate]?.integerValue)
+                #expect(modified >= before && modified <= after)
+                #expect(entry[SyncField.soupEntryId] == .integer(entry.soupEntryId!))
+            }
+            #expect(values(stored, "Name") == ["a", "b", "c"])
+            // The stored text is what upsert returned, key order included.
+            let retrieved = try await store.retrieve(ids: [3, 1, 2, 99], from: "Accounts")
+            #expect(retrieved.map { JSONValue.object($0).jsonString } == [stored[2], stored[0], stored[1]].map { JSONValue.object($0).jsonString })
+            #expect(retrieved[0].keys == ["Name", "_soupEntryId", "_soupLastModifiedDate"])
+        }
+    }
+
+    @Test func updateBySoupEntryId() async throws {
+        try await withStore { (store) async throws in
+            try await store.registerSoup(Self.spec)
+            let stored = try await store.upsert([entry(["Name": "a", "Number": 1]), entry(["Name": "b", "Number": 2])], into: "Accounts")
+            try await Task.sleep(for: .milliseconds(5))
+            var changed = stored[1]
+            changed["Name"] = "B"
+            changed["Number"] = 20
+            let updated = try await store.upsert([changed], into: "Accounts")
+            #expect(ids(updated) == [2])
+            #expect(updated[0][SyncField.soupLastModifiedDate]!.integerValue! > stored[1][SyncField.soupLastModifiedDate]!.integerValue!)
+            #expect(try await store.count(QuerySpec(soupName: "Accounts")) == 2)
+            #expect(values(try await allEntries(store, "Accounts"), "Name") == ["a", "B"])
+            // Index columns follow the update.
+            #expect(try await store.count(QuerySpec(soupName: "Accounts", kind: .exact(path: "Name", matchKey: "b"))) == 0)
+            #expect(values(try await store.query(QuerySpec(soupName: "Accounts", kind: .exact(path: "Number", matchKey: 20))), "Name") == ["B"])
+        }
+    }
+
+    @Test func updateOfAMissingSoupEntryIdFails() async throws {
+        try await withStore { (store) async throws in
+            try await store.registerSoup(Self.spec)
+            await #expect(throws: SoupStoreError.unknownEntry(soup: "Accounts", id: 42)) {
+                try await store.upsert([entry(["Name": "x", "_soupEntryId": 42])], into: "Accounts")
+            }
+            #expect(try await store.count(QuerySpec(soupName: "Accounts")) == 0)
+        }
+    }
+
+    @Test func externalIdWithNoMatchInserts() async throws {
+        try await withStore { (store) async throws in
+            try await store.registerSoup(Self.spec)
+            try await store.upsert([entry(["Id": "001A", "Name": "a"])], into: "Accounts")
+            let stored = try await store.upsert([entry(["Id": "001B", "Name": "b"])], into: "Accounts", externalIdPath: "Id")
+            #expect(ids(stored) == [2])
+            #expect(values(try await allEntries(store, "Accounts"), "Id") == ["001A", "001B"])
+        }
+    }
+
+    @Test func externalIdWithOneMatchUpdatesIt() async throws {
+        try await withStore { (store) async throws in
+            try await store.registerSoup(Self.spec)
+            try await store.upsert([entry(["Id": "001A", "Name": "a", "Keep": true]), entry(["Id": "001B", "Name": "b"])], into: "Accounts")
+            let stored = try await store.upsert([entry(["Id": "001B", "Name": "b2"])], into: "Accounts", externalIdPath: "Id")
+            #expect(ids(stored) == [2])
+            let all = try await allEntries(store, "Accounts")
+            #expect(values(all, "Name") == ["a", "b2"])
+            // The entry is replaced, not merged: upsert stores exactly what it was given.
+            #expect(all[1].keys == ["Id", "Name", "_soupEntryId", "_soupLastModifiedDate"])
+        }
+    }
+
+    @Test func externalIdOnIntegerAndJson1Indexes() async throws {
+        try await withStore { (store) async throws in
+            try await store.registerSoup(Self.spec)
+            try await store.upsert([entry(["Number": 7, "Code": "X", "Name": "a"]), entry(["Number": 8, "Code": "Y", "Name": "b"])], into: "Accounts")
+            let byNumber = try await store.upsert([entry(["Number": 8, "Name": "b2"])], into: "Accounts", externalIdPath: "Number")
+            #expect(ids(byNumber) == [2])
+            let byCode = try await store.upsert([entry(["Code": "X", "Name": "a2"])], into: "Accounts", externalIdPath: "Code")
+            #expect(ids(byCode) == [1])
+            let newCode = try await store.upsert([entry(["Code": "Z", "Name": "c"])], into: "Accounts", externalIdPath: "Code")
+            #expect(ids(newCode) == [3])
+            #expect(values(try await allEntries(store, "Accounts"), "Name") == ["a2", "b2", "c"])
+        }
+    }
+
+    @Test func externalIdOnADottedPath() async throws {
+        try await withStore { (store) async throws in
+            try await store.registerSoup(soup("S", ("attributes.key", .string)))
+            try await store.upsert([entry(["attributes": ["key": "k1"], "v": 1])], into: "S", externalIdPath: "attributes.key")
+            try await store.upsert([entry(["attributes": ["key": "k1"], "v": 2])], into: "S", externalIdPath: "attributes.key")
+            let all = try await allEntries(store, "S")
+            #expect(ids(all) == [1])
+            #expect(values(all, "v") == [2])
+        }
+    }
+
+    @Test func externalIdWithSeveralMatchesFails() async throws {
+        try await withStore { (store) async throws in
+            try await store.registerSoup(Self.spec)
+            try await store.upsert([entry(["Id": "001A", "Name": "a"]), entry(["Id": "001A", "Name": "b"])], into: "Accounts")
+            let error = SoupStoreError.ambiguousExternalId(soup: "Accounts", path: "Id", value: "\"001A\"")
+            await #expect(throws: error) {
+                try await store.upsert([entry(["Id": "001A", "Name": "c"])], into: "Accounts", externalIdPath: "Id")
+            }
+            #expect(error.description == "soup \"Accounts\" has more than one entry where Id = \"001A\"")
+            #expect(values(try await allEntries(store, "Accounts"), "Name") == ["a", "b"])
+        }
+    }
+
+    @Test(arguments: [
+        ("empty string", JSONValue.string("")),
+        ("null", JSONValue.null),
+    ])
+    func emptyExternalIdFails(_ label: String, _ value: JSONValue) async throws {
+        try await withStore { (store) async throws in
+            try await store.registerSoup(Self.spec)
+            await #expect(throws: SoupStoreError.emptyExternalId(soup: "Accounts", path: "Id")) {
+                try await store.upsert([entry(["Id": value, "Name": "x"])], into: "Accounts", externalIdPath: "Id")
+            }
+            #expect(try await store.count(QuerySpec(soupName: "Accounts")) == 0)
+        }
+    }
+
+    @Test func missingExternalIdFails() async throws {
+        try await withStore { (store) async throws in
+            try await store.registerSoup(Self.spec)
+            await #expect(throws: SoupStoreError.emptyExternalId(soup: "Accounts", path: "Id")) {
+                try await store.upsert([entry(["Name": "x"])], into: "Accounts", externalIdPath: "Id")
+            }
+        }
+    }
+
+    @Test func unindexedExternalIdPathFails() async throws {
+        try await withStore { (store) async throws in
+            try await store.registerSoup(Self.spec)
+            let error = SoupStoreError.notIndexed(soup: "Accounts", path: "Phone")
+            await #expect(throws: error) {
+                try await store.upsert([entry(["Phone": "555"])], into: "Accounts", externalIdPath: "Phone")
+            }
+            #expect(error.description == "soup \"Accounts\" does not have an index on \"Phone\"")
+        }
+    }
+
+    @Test func aFailingEntryRollsBackTheWholeBatch() async throws {
+        try await withStore { (store) async throws in
+            try await store.registerSoup(Self.spec)
+            await #expect(throws: SoupStoreError.emptyExternalId(soup: "Accounts", path: "Id")) {
+                try await store.upsert(
+                    [entry(["Id": "1", "Name": "a"]), entry(["Id": "2", "Name": "b"]), entry(["Id": "", "Name": "c"])],
+                    into: "Accounts", externalIdPath: "Id")
+            }
+            #expect(try await store.count(QuerySpec(soupName: "Accounts")) == 0)
+            // The ids the failed batch would have used are still free.
+            #expect(ids(try await store.upsert([entry(["Id": "1"])], into: "Accounts")) == [1])
+        }
+    }
+
+    @Test func sameExternalIdTwiceInOneBatchMakesOneEntry() async throws {
+        try await withStore { (store) async throws in
+            try await store.registerSoup(Self.spec)
+            let stored = try await store.upsert(
+                [entry(["Id": "001A", "Name": "first"]), entry(["Id": "001A", "Name": "second"])], into: "Accounts", externalIdPath: "Id")
+            #expect(ids(stored) == [1, 1])
+            #expect(values(try await allEntries(store, "Accounts"), "Name") == ["second"])
+        }
+    }
+
+    @Test func idsAreNotReusedAfterDeletingTheLast() async throws {
+        try await withStore { (store) async throws in
+            try await store.registerSoup(Self.spec)
+            try await store.upsert([entry(["Name": "a"]), entry(["Name": "b"]), entry(["Name": "c"])], into: "Accounts")
+            #expect(try await store.delete(ids: [3], from: "Accounts") == 1)
+            #expect(ids(try await store.upsert([entry(["Name": "d"])], into: "Accounts")) == [4])
+        }
+    }
+
+    @Test func indexValuesAreConvertedToTheColumnType() async throws {
+        try await withStore { (store) async throws in
+            try await store.registerSoup(soup("S", ("s", .string), ("i", .integer), ("f", .floating)))
+            try await store.upsert([
+                entry(["name": "a", "s": 42, "i": "17", "f": "2.5"]),
+                entry(["name": "b", "s": true, "i": 3.0, "f": 4]),
+                entry(["name": "c", "s": "text", "i": true, "f": false]),
+            ], into: "S")
+            func names(_ kind: QuerySpec.Kind) async throws -> [JSONValue?] {
+                values(try await store.query(QuerySpec(soupName: "S", kind: kind)), "name")
+            }
+            #expect(try await names(.exact(path: "s", matchKey: "42")) == ["a"])
+            #expect(try await names(.exact(path: "s", matchKey: 42)) == ["a"])
+            #expect(try await names(.exact(path: "s", matchKey: "true")) == ["b"])
+            #expect(try await names(.exact(path: "i", matchKey: 17)) == ["a"])
+            #expect(try await names(.exact(path: "i", matchKey: 3)) == ["b"])
+            #expect(try await names(.exact(path: "i", matchKey: 1)) == ["c"])
+            #expect(try await names(.exact(path: "f", matchKey: 2.5)) == ["a"])
+            #expect(try await names(.exact(path: "f", matchKey: 4)) == ["b"])
+            #expect(try await names(.exact(path: "f", matchKey: 0)) == ["c"])
+            // The entry itself keeps the values as written.
+            let a = try await store.query(QuerySpec(soupName: "S", kind: .exact(path: "s", matchKey: "42")))
+            #expect(a.first?["s"] == 42)
+            #expect(a.first?["i"] == "17")
+        }
+    }
+}
