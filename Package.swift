@@ -18,13 +18,15 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1", traits: ["FullFoundation"]),
+        .package(url: "https://github.com/apple/swift-http-types", exact: "1.8.0"),
     ],
     targets: [
         .executableTarget(name: "pipeline", dependencies: ["PipelineCLI"]),
         .target(
             name: "PipelineCLI",
             dependencies: [
-                "Stages", "Soups", "JSON",
+                "Stages", "Soups", "JSON", "OrgEmulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -40,7 +42,15 @@ let package = Package(
             dependencies: ["JSON", .product(name: "GRDB", package: "GRDB.swift")]),
         .target(name: "SOQL", dependencies: ["JSON"]),
         .target(name: "JSON"),
-        .target(name: "OrgEmulator", dependencies: ["SOQL", "JSON", .product(name: "GRDB", package: "GRDB.swift")]),
+        .target(
+            name: "OrgEmulator",
+            dependencies: [
+                "SOQL", "JSON",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .executableTarget(
             name: "SoupBenchmark",
             dependencies: [
@@ -51,6 +61,7 @@ let package = Package(
             path: "Benchmarks/SoupBenchmark"),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "SOQLTests", dependencies: ["SOQL", "JSON"]),
+        .testTarget(name: "OrgEmulatorTests", dependencies: ["OrgEmulator", "SOQL", "JSON"]),
         .testTarget(name: "SoupsTests", dependencies: ["Soups", "JSON"]),
         .testTarget(name: "StagesTests", dependencies: ["Stages", "Soups", "JSON"]),
         .testTarget(name: "PipelineCLITests", dependencies: ["PipelineCLI", "Stages", "Soups", "JSON"]),

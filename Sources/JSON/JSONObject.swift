@@ -47,3 +47,11 @@ public struct JSONObject: Sendable, Hashable, Sequence {
         hasher.combine(storage)
     }
 }
+
+extension JSONObject: ExpressibleByDictionaryLiteral {
+    /// An object with the members in the order written.
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        self.init()
+        for (key, value) in elements { self[key] = value }
+    }
+}

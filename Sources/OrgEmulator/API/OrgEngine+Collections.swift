@@ -1,0 +1,152 @@
+import Foundation
+import GRDB
+import JSON
+
+/// sObject Collections (`/composite/sobjects`): up to 200 records per request, a result per record.
+extension OrgEngine {
+    static let collectionLimit = 200
+
+    func collections(_ request: EmulatorRequest, version: String, parts: [String]) throws(APIError) -> EmulatorResponse {
+        switch (request.method, parts.count) {
+        case ("GET", 1):
+            let object = try object(named: parts[0])
+            let ids = (request.query["ids"] ?? "").split(separator: ",").map(String.init)
+            let fields = (request.query["fields"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard !ids.isEmpty, ids.count <= Self.collectionLimit else {
+                throw APIError(400, "EXCEEDED_ID_LIMIT", "record limit reached. cannot submit more than \(Self.collectionLimit) records into this call")
+            }
+            let records = try transaction { db throws(APIError) in
+                ids.map { id in (try? existingRecord(db, object: object, id: id)).map { recordJSON($0, version: version, fields: fields.isEmpty ? nil : ["Id"] + fields) } ?? .null }
+            }
+            return .json(200, .array(records))
+        case ("POST", 0), ("PATCH", 0), ("PATCH", 2):
+            let body = try request.jsonBody()
+            guard let records = body["records"]?.arrayValue else { throw APIError.badJSON("'records' is a required field.") }
+            guard records.count <= Self.collectionLimit else {
+                throw APIError(400, "EXCEEDED_ID_LIMIT", "record limit reached. cannot submit more than \(Self.collectionLimit) records into this call")
+            }
+            let allOrNone = body["allOrNone"]?.boolValue ?? false
+            let upsertTarget = parts.count == 2 ? (try object(named: parts[0]), parts[1]) : nil
+            return .json(200, .array(try runCollection(records.count, allOrNone: allOrNone) { db, index throws(APIError) -> JSONObject in
+                guard let record = records[index].objectValue else { throw APIError(400, "INVALID_FIELD", "record is not an object", fields: []) }
+                if let (object, field) = upsertTarget {
+                    guard let key = record[field].map({ $0.stringValue ?? ($0.isNull ? "" : $0.jsonString) }) ?? (field.lowercased() == "id" ? "" : nil) else {
+                        throw APIError(400, "MISSING_ARGUMENT", "\(field) not specified", fields: [field])
+                    }
+                    let result = try upsertRecord(db, object: object, fieldName: field, value: key, input: record, version: version)
+                    return ["id": .string(result.id), "success": true, "errors": [], "created": .bool(result.created)]
+                }
+                guard let typeName = record["attributes"]?["type"]?.stringValue else {
+                    throw APIError(400, "INVALID_TYPE", "sObject type 'null' is not supported.", fields: [])
+                }
+                guard let object = schema.object(typeName) else {
+                    throw APIError(400, "INVALID_TYPE", "sObject type '\(typeName)' is not supported.", fields: [])
+                }
+                if request.method == "POST" {
+                    if record["Id"] != nil || record["id"] != nil {
+                        throw APIError.invalidField("The Id field should not be specified in the sobject data.", fields: ["Id"])
+                    }
+                    return ["id": .string(try createRecord(db, object: object, input: record)), "success": true, "errors": []]
+                }
+                guard let id = record["Id"]?.stringValue ?? record["id"]?.stringValue else {
+                    throw APIError(400, "MISSING_ARGUMENT", "Id not specified in an update call", fields: [])
+                }
+                var fields = record
+                fields["Id"] = nil
+                fields["id"] = nil
+                try updateRecord(db, object: object, id: id, input: fields)
+                return ["id": .string(SalesforceId.normalize(id) ?? id), "success": true, "errors": []]
+            }))
+        case ("DELETE", 0):
+            let ids = (request.query["ids"] ?? "").split(separator: ",").map(String.init)
+            guard !ids.isEmpty, ids.count <= Self.collectionLimit else {
+                throw APIError(400, "EXCEEDED_ID_LIMIT", "record limit reached. cannot submit more than \(Self.collectionLimit) records into this call")
+            }
+            let allOrNone = request.query["allOrNone"] == "true"
+            return .json(200, .array(try runCollection(ids.count, allOrNone: allOrNone) { db, index throws(APIError) -> JSONObject in
+                try deleteRecord(db, object: nil, id: ids[index])
+                return ["id": .string(SalesforceId.normalize(ids[index]) ?? ids[index]), "success": true, "errors": []]
+            }))
+        default:
+            return .error(.notFound)
+        }
+    }
+
+    /// Runs one operation per record in a transaction, each under a savepoint so a failed record
+    /// leaves no trace; with `allOrNone` any failure rolls every record back. Injected record
+    /// faults (`recordErrorRate`) fail single records here.
+    func runCollection(_ count: Int, allOrNone: Bool, _ operation: (Database, Int) throws(APIError) -> JSONObject) throws(APIError) -> [JSONValue] {
+        var results: [JSONObject] = []
+        var failed = false
+        let recordFaults = (0..<count).map { _ in random.chance(faults.recordErrorRate) }
+        let faultCode = faults.recordErrorCode
+        do {
+            try writeBlock { db in
+                for index in 0..<count {
+                    do {
+                        if recordFaults[index] {
+                            throw APIError(400, faultCode, "Injected record fault: \(faultCode)", fields: [])
+                        }
+                        let result = try db.withRecordSavepoint { () throws(APIError) -> JSONObject in try operation(db, index) }
+                        results.append(result)
+                    } catch let error as APIError {
+                        failed = true
+                        results.append(["success": false, "errors": [error.recordError]])
+                    }
+                }
+                if allOrNone && failed { throw TransactionAbort(error: APIError(400, "ALL_OR_NONE", "rolled back")) }
+            }
+        } catch is TransactionAbort {
+            return results.map { result in
+                if result["success"] == false { return .object(result) }
+                var rolledBack = JSONObject()
+                if let id = result["id"] { rolledBack["id"] = id }
+                rolledBack["success"] = false
+                rolledBack["errors"] = [APIError(400, "ALL_OR_NONE_OPERATION_ROLLED_BACK",
+                                                 "Record rolled back because not all records were valid and the request was using AllOrNone header",
+                                                 fields: []).recordError]
+                return .object(rolledBack)
+            }
+        } catch {
+            throw APIError(500, "UNKNOWN_EXCEPTION", "\(error)")
+        }
+        return results.map(JSONValue.object)
+    }
+}
+
+extension OrgEngine {
+    /// Runs `body` in a write transaction — or, inside a Composite request, in a savepoint of the
+    /// composite's transaction — rolled back when it throws.
+    func writeBlock(_ body: (Database) throws -> Void) throws {
+        if let ambient = ambientDatabase {
+            try ambient.execute(sql: "SAVEPOINT block")
+            do {
+                try body(ambient)
+                try ambient.execute(sql: "RELEASE SAVEPOINT block")
+            } catch {
+                try ambient.execute(sql: "ROLLBACK TO SAVEPOINT block")
+                try ambient.execute(sql: "RELEASE SAVEPOINT block")
+                throw error
+            }
+            return
+        }
+        try store.queue.write(body)
+    }
+}
+
+extension Database {
+    /// Runs `body` inside a savepoint that is rolled back when it throws.
+    func withRecordSavepoint<T>(_ body: () throws(APIError) -> T) throws -> T {
+        let name = "record"
+        try execute(sql: "SAVEPOINT \(name)")
+        do {
+            let value = try body()
+            try execute(sql: "RELEASE SAVEPOINT \(name)")
+            return value
+        } catch {
+            try execute(sql: "ROLLBACK TO SAVEPOINT \(name)")
+            try execute(sql: "RELEASE SAVEPOINT \(name)")
+            throw error
+        }
+    }
+}

@@ -1,0 +1,176 @@
+import Foundation
+import GRDB
+import JSON
+
+/// Composite (`/composite`): up to 25 subrequests in order, `@{ref.path}` references to earlier
+/// results, and `allOrNone` rolling everything back with PROCESSING_HALTED.
+extension OrgEngine {
+    static let compositeLimit = 25
+
+    func composite(_ request: EmulatorRequest, version: String) throws(APIError) -> EmulatorResponse {
+        let body = try request.jsonBody()
+        guard let subrequests = body["compositeRequest"]?.arrayValue else {
+            throw APIError.badJSON("'compositeRequest' is a required field.")
+        }
+        guard subrequests.count <= Self.compositeLimit else {
+            throw APIError(400, "LIMIT_EXCEEDED", "Composite request can't have more than \(Self.compositeLimit) subrequests; it has \(subrequests.count).")
+        }
+        let allOrNone = body["allOrNone"]?.boolValue ?? false
+        try validateSubrequests(subrequests)
+        let (responses, _) = try runSubrequests(subrequests, allOrNone: allOrNone)
+        return .json(200, ["compositeResponse": .array(responses.map(JSONValue.object))])
+    }
+
+    /// Checks reference ids, methods and URLs before anything runs (a bad one fails the request).
+    func validateSubrequests(_ subrequests: [JSONValue]) throws(APIError) {
+        var referenceIds = Set<String>()
+        for (offset, subrequest) in subrequests.enumerated() {
+            guard let referenceId = subrequest["referenceId"]?.stringValue,
+                  referenceId.range(of: #"^[A-Za-z0-9][A-Za-z0-9_]*$"#, options: .regularExpression) != nil else {
+                throw APIError.badJSON("'referenceId' is a required field and must start with a letter or a number and contain only letters, numbers and underscores (subrequest \(offset)).")
+            }
+            guard referenceIds.insert(referenceId).inserted else {
+                throw APIError(400, "INVALID_INPUT", "Duplicate referenceId: \(referenceId)")
+            }
+            guard let method = subrequest["method"]?.stringValue, ["GET", "POST", "PUT", "PATCH", "DELETE"].contains(method) else {
+                throw APIError.badJSON("'method' must be one of GET, POST, PUT, PATCH, DELETE (subrequest \(referenceId)).")
+            }
+            guard (subrequest["url"]?.stringValue ?? "").hasPrefix("/services/data/v") else {
+                throw APIError(400, "INVALID_URL", "The url of subrequest \(referenceId) must start with /services/data/vXX.X/")
+            }
+        }
+    }
+
+    /// Runs subrequests in order in one transaction. With `allOrNone`, the first failure rolls
+    /// everything back and every other subrequest reports PROCESSING_HALTED.
+    /// - Returns: the composite responses, and whether any subrequest failed.
+    func runSubrequests(_ subrequests: [JSONValue], allOrNone: Bool) throws(APIError) -> ([JSONObject], Bool) {
+        var responses: [JSONObject] = []
+        var failed = false
+        do {
+            try store.queue.write { db in
+                ambientDatabase = db
+                defer { ambientDatabase = nil }
+                var results: [String: JSONValue] = [:]
+                for subrequest in subrequests {
+                    let referenceId = subrequest["referenceId"]!.stringValue!
+                    var response: EmulatorResponse
+                    do {
+                        response = try runSubrequest(subrequest, results: results)
+                    } catch let error as APIError {
+                        response = .error(error)
+                    }
+                    if response.status >= 400 { failed = true }
+                    if response.status < 300 { results[referenceId] = response.jsonBody }
+                    var entry = JSONObject()
+                    entry["body"] = response.jsonBody
+                    var headers = JSONObject()
+                    for (name, value) in response.headers where name == "Location" { headers[name] = .string(value) }
+                    entry["httpHeaders"] = .object(headers)
+                    entry["httpStatusCode"] = .integer(Int64(response.status))
+                    entry["referenceId"] = .string(referenceId)
+                    responses.append(entry)
+                    if allOrNone && failed { break }
+                }
+                if allOrNone && failed { throw TransactionAbort(error: APIError(400, "PROCESSING_HALTED", "rolled back")) }
+            }
+        } catch is TransactionAbort {
+            let halted = APIError(400, "PROCESSING_HALTED", "The transaction was rolled back since another operation in the same transaction failed.")
+            let finished = responses
+            responses = subrequests.enumerated().map { offset, subrequest in
+                if offset < finished.count, (finished[offset]["httpStatusCode"]?.integerValue ?? 0) >= 400 { return finished[offset] }
+                return ["body": .array([halted.restError]), "httpHeaders": [:], "httpStatusCode": 400,
+                        "referenceId": subrequest["referenceId"] ?? .null]
+            }
+        } catch {
+            throw APIError(500, "UNKNOWN_EXCEPTION", "\(error)")
+        }
+        return (responses, failed)
+    }
+
+    /// Resolves references in one subrequest and runs it through the REST router.
+    private func runSubrequest(_ subrequest: JSONValue, results: [String: JSONValue]) throws(APIError) -> EmulatorResponse {
+        let url = try Self.resolveReferences(in: subrequest["url"]!.stringValue!, results: results)
+        var body = Data()
+        if let value = subrequest["body"], !value.isNull {
+            body = Data(try Self.resolveReferences(in: value, results: results).jsonString.utf8)
+        }
+        let (path, query) = Self.splitURL(url)
+        let parts = Self.components(path)
+        guard parts.count >= 3, parts[2].hasPrefix("v") else { throw APIError.notFound }
+        let request = EmulatorRequest(method: subrequest["method"]!.stringValue!, path: path, query: query,
+                                      headers: [:], body: body)
+        // Injected record faults fail single writes inside a composite too.
+        if request.method != "GET" && random.chance(faults.recordErrorRate) {
+            return .error(APIError(400, faults.recordErrorCode, "Injected record fault: \(faults.recordErrorCode)", fields: []))
+        }
+        return route(request, version: String(parts[2].dropFirst()), parts: Array(parts.dropFirst(3)))
+    }
+
+    /// Splits `/path?a=b&c=d` into the path and its decoded query parameters.
+    static func splitURL(_ url: String) -> (String, [String: String]) {
+        guard let mark = url.firstIndex(of: "?") else { return (url, [:]) }
+        return (String(url[..<mark]), formFields(String(url[url.index(after: mark)...])))
+    }
+
+    static func resolveReferences(in value: JSONValue, results: [String: JSONValue]) throws(APIError) -> JSONValue {
+        switch value {
+        case .string(let text): return .string(try resolveReferences(in: text, results: results))
+        case .array(let array):
+            var resolved: [JSONValue] = []
+            for element in array { resolved.append(try resolveReferences(in: element, results: results)) }
+            return .array(resolved)
+        case .object(let object):
+            var resolved = JSONObject()
+            for (key, member) in object { resolved[key] = try resolveReferences(in: member, results: results) }
+            return .object(resolved)
+        default: return value
+        }
+    }
+
+    /// Replaces each `@{ref.path[0].field}` in `text` with the value found in an earlier result.
+    static func resolveReferences(in text: String, results: [String: JSONValue]) throws(APIError) -> String {
+        guard text.contains("@{") else { return text }
+        var output = ""
+        var rest = Substring(text)
+        while let start = rest.range(of: "@{") {
+            output += rest[..<start.lowerBound]
+            guard let end = rest[start.upperBound...].firstIndex(of: "}") else { output += rest[start.lowerBound...]; return output }
+            let expression = String(rest[start.upperBound..<end])
+            guard let value = lookup(expression, results: results) else {
+                let referenceId = String(expression.prefix { $0 != "." && $0 != "[" })
+                throw APIError(400, "PROCESSING_HALTED",
+                               "Invalid reference specified. No value for \(expression) found in \(referenceId). Provided referenceId ('\(expression)') must start with a letter or a number, and it can contain only letters, numbers and underscores ('_').")
+            }
+            output += value.stringValue ?? value.jsonString
+            rest = rest[rest.index(after: end)...]
+        }
+        return output + rest
+    }
+
+    static func lookup(_ expression: String, results: [String: JSONValue]) -> JSONValue? {
+        var tokens: [String] = []
+        var current = ""
+        for character in expression {
+            if character == "." || character == "[" || character == "]" {
+                if !current.isEmpty { tokens.append(current) }
+                current = ""
+            } else {
+                current.append(character)
+            }
+        }
+        if !current.isEmpty { tokens.append(current) }
+        guard let first = tokens.first, var value = results[first] else { return nil }
+        for token in tokens.dropFirst() {
+            if let index = Int(token), let array = value.arrayValue {
+                guard index < array.count else { return nil }
+                value = array[index]
+            } else if let member = value[token] {
+                value = member
+            } else {
+                return nil
+            }
+        }
+        return value.isNull ? nil : value
+    }
+}

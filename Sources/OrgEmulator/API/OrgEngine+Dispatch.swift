@@ -1,0 +1,166 @@
+import Foundation
+import JSON
+
+extension OrgEngine {
+    /// Answers one HTTP request: admin API, OAuth, or the REST API under `/services/data`.
+    func handle(_ request: EmulatorRequest) async -> EmulatorResponse {
+        let parts = Self.components(request.path)
+        if parts.first == "emulator" {
+            return handleAdmin(request, parts: Array(parts.dropFirst()))
+        }
+        guard parts.first == "services" || parts.first == "id" else { return .error(.notFound) }
+
+        // Faults apply to /services/* only.
+        let kind = Self.kind(of: request, parts: parts)
+        stats.count(kind: kind, isWrite: Self.isWrite(request, parts: parts))
+        var delay = faults.latencyMs
+        if faults.latencySpikeMs > 0 && random.chance(faults.latencySpikeRate) { delay += faults.latencySpikeMs }
+        if delay > 0 { try? await Task.sleep(for: .milliseconds(delay)) }
+        if remainingBurst > 0 || random.chance(faults.errorRate) {
+            remainingBurst = remainingBurst > 0 ? remainingBurst - 1 : faults.errorBurst
+            return .error(APIError(faults.errorStatus, faults.errorCode, "Injected fault: \(faults.errorCode)"))
+        }
+
+        if parts.count >= 2 && parts[0] == "services" && parts[1] == "oauth2" {
+            return handleOAuth(request, parts: Array(parts.dropFirst(2)))
+        }
+        if parts == ["services", "data"] {
+            return .json(200, .array(OrgEmulator.apiVersions.map { version in
+                ["label": .string("v\(version)"), "url": .string("/services/data/v\(version)"), "version": .string(version)]
+            }))
+        }
+        let username: String
+        switch authenticate(request) {
+        case .success(let user): username = user
+        case .failure(let error): return .error(error)
+        }
+        if parts.first == "id" { return identity(username: username) }
+        guard parts.count >= 3, parts[0] == "services", parts[1] == "data", parts[2].hasPrefix("v"),
+              OrgEmulator.apiVersions.contains(String(parts[2].dropFirst())) else { return .error(.notFound) }
+
+        dailyRequests += 1
+        let limitHeader = ("Sforce-Limit-Info", "api-usage=\(dailyRequests)/\(faults.dailyRequestLimit)")
+        if dailyRequests > faults.dailyRequestLimit {
+            var response = EmulatorResponse.error(APIError(403, "REQUEST_LIMIT_EXCEEDED", "TotalRequests Limit exceeded."))
+            response.headers.append(limitHeader)
+            return response
+        }
+        let version = String(parts[2].dropFirst())
+        var response = route(request, version: version, parts: Array(parts.dropFirst(3)))
+        response.headers.append(limitHeader)
+        if Self.isWrite(request, parts: parts), response.status < 300 || kind == "composite" || kind == "collections",
+           random.chance(faults.dropAfterCommitRate) {
+            response.drop = true
+        }
+        return response
+    }
+
+    /// Routes a REST request under `/services/data/vNN.N/`.
+    func route(_ request: EmulatorRequest, version: String, parts: [String]) -> EmulatorResponse {
+        do {
+            switch (request.method, parts.first ?? "") {
+            case ("GET", "") where parts.isEmpty:
+                return .json(200, resourceIndex(version: version))
+            case ("GET", "limits"):
+                return .json(200, limits())
+            case (_, "sobjects"):
+                return try sobjects(request, version: version, parts: Array(parts.dropFirst()))
+            case ("POST", "composite") where parts.count == 1:
+                return try composite(request, version: version)
+            case ("POST", "composite") where parts.count == 2 && parts[1] == "graph":
+                return try graph(request, version: version)
+            case ("POST", "composite") where parts.count == 3 && parts[1] == "tree":
+                return try tree(request, version: version, type: parts[2])
+            case (_, "composite") where parts.count >= 2 && parts[1] == "sobjects":
+                return try collections(request, version: version, parts: Array(parts.dropFirst(2)))
+            default:
+                return .error(.notFound)
+            }
+        } catch {
+            return .error(error)
+        }
+    }
+
+    /// The user a request's bearer token belongs to, counting uses for the session-expiry fault.
+    func authenticate(_ request: EmulatorRequest) -> Result<String, APIError> {
+        let invalid = APIError(401, "INVALID_SESSION_ID", "Session expired or invalid")
+        guard let header = request.headers["authorization"] else { return .failure(invalid) }
+        let token: String
+        if header.hasPrefix("Bearer ") { token = String(header.dropFirst(7)) }
+        else if header.hasPrefix("OAuth ") { token = String(header.dropFirst(6)) }
+        else { return .failure(invalid) }
+        guard let user = tokens[token] else { return .failure(invalid) }
+        if faults.sessionExpiryEvery > 0 {
+            requestsSinceExpiry += 1
+            if requestsSinceExpiry > faults.sessionExpiryEvery {
+                tokens[token] = nil
+                requestsSinceExpiry = 0
+                return .failure(invalid)
+            }
+        }
+        return .success(user)
+    }
+
+    static func components(_ path: String) -> [String] {
+        path.split(separator: "/", omittingEmptySubsequences: true).map { $0.removingPercentEncoding ?? String($0) }
+    }
+
+    /// The `byKind` bucket of a request (SPEC §7).
+    static func kind(of request: EmulatorRequest, parts: [String]) -> String {
+        if parts.count >= 2 && parts[1] == "oauth2" || parts.first == "id" { return "auth" }
+        if parts == ["services", "data"] || parts.count == 3 { return "versions" }
+        let rest = Array(parts.dropFirst(3))
+        switch rest.first {
+        case "limits": return "limits"
+        case "query", "queryAll": return "query"
+        case "jobs": return "bulk"
+        case "composite":
+            if rest.count > 1 && rest[1] == "graph" { return "graph" }
+            if rest.count > 1 && rest[1] == "tree" { return "tree" }
+            if rest.count > 1 && rest[1] == "sobjects" { return "collections" }
+            return "composite"
+        case "sobjects":
+            if rest.count == 1 || rest.last == "describe" { return "describe" }
+            if rest.count == 3 && (rest[2] == "updated" || rest[2] == "deleted") { return "changes" }
+            return rest.count == 2 && request.method == "GET" ? "describe" : "sobject"
+        default: return "versions"
+        }
+    }
+
+    /// Whether a request asks to create, update, upsert or delete at least one record.
+    static func isWrite(_ request: EmulatorRequest, parts: [String]) -> Bool {
+        let rest = Array(parts.dropFirst(3))
+        switch rest.first {
+        case "sobjects": return request.method != "GET"
+        case "composite":
+            if rest.count > 1 && rest[1] == "sobjects" { return request.method != "GET" }
+            if rest.count > 1 && rest[1] == "tree" { return true }
+            guard let body = try? JSONParser.parse(request.body).value else { return false }
+            let subrequests = body["compositeRequest"]?.arrayValue
+                ?? (body["graphs"]?.arrayValue ?? []).flatMap { $0["compositeRequest"]?.arrayValue ?? [] }
+            return subrequests.contains { ($0["method"]?.stringValue ?? "GET") != "GET" }
+        case "jobs":
+            return rest.count == 3 && rest[1] == "ingest" && request.method == "PATCH"
+                && (try? JSONParser.parse(request.body).value["state"]?.stringValue) == "UploadComplete"
+        default: return false
+        }
+    }
+
+    func resourceIndex(version: String) -> JSONValue {
+        var object = JSONObject()
+        for name in ["sobjects", "query", "queryAll", "composite", "limits", "jobs"] {
+            object[name] = .string("/services/data/v\(version)/\(name)")
+        }
+        return .object(object)
+    }
+
+    func limits() -> JSONValue {
+        func entry(_ max: Int, _ remaining: Int) -> JSONValue { ["Max": .integer(Int64(max)), "Remaining": .integer(Int64(remaining))] }
+        return [
+            "DailyApiRequests": entry(faults.dailyRequestLimit, max(0, faults.dailyRequestLimit - dailyRequests)),
+            "DailyBulkApiBatches": entry(15000, 15000),
+            "DailyBulkV2QueryJobs": entry(10000, 10000),
+            "DataStorageMB": entry(1024, 1024),
+        ]
+    }
+}

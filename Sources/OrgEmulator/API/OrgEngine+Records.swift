@@ -1,0 +1,214 @@
+import Foundation
+import GRDB
+import JSON
+
+/// The record operations every API shares (REST, Collections, Composite, Tree, Bulk).
+extension OrgEngine {
+    /// The object named in a URL, or NOT_FOUND as an org answers for an unknown sObject.
+    func object(named name: String) throws(APIError) -> ObjectSchema {
+        guard let object = schema.object(name) else { throw APIError.notFound }
+        return object
+    }
+
+    func liveRecordExists(_ db: Database, id: String) -> Bool {
+        (try? Bool.fetchOne(db, sql: "SELECT COUNT(*) > 0 FROM records WHERE id = ? AND isDeleted = 0", arguments: [id])) ?? false
+    }
+
+    /// Creates a record and returns its id.
+    func createRecord(_ db: Database, object: ObjectSchema, input: JSONObject) throws(APIError) -> String {
+        guard object.name != "Organization" && object.name != "User" else {
+            throw APIError(400, "INVALID_TYPE", "sObject type '\(object.name)' cannot be created in the emulator")
+        }
+        let values = try validator.validate(input, object: object, isCreate: true) { self.liveRecordExists(db, id: $0) }
+        let now = clock.now()
+        do {
+            let id = try RecordStore.nextId(db, prefix: object.keyPrefix)
+            try checkUnique(db, object: object, values: values, excluding: id)
+            var fields = Self.systemValues(id: id, userId: try currentUserId(db), timestamp: .string(SalesforceTime.format(now)))
+            for field in object.fields where fields[field.name] == nil {
+                fields[field.name] = values[field.name] ?? (field.type == .boolean ? .bool(false) : .null)
+            }
+            try RecordStore.save(db, StoredRecord(id: id, type: object.name, fields: fields, isDeleted: false, systemModstamp: now))
+            return id
+        } catch let error as APIError {
+            throw error
+        } catch {
+            throw APIError(500, "UNKNOWN_EXCEPTION", "\(error)")
+        }
+    }
+
+    /// Resolves an id from a URL or body for `object`: malformed → MALFORMED_ID, missing →
+    /// NOT_FOUND, in the recycle bin → ENTITY_IS_DELETED.
+    func existingRecord(_ db: Database, object: ObjectSchema?, id rawId: String) throws(APIError) -> StoredRecord {
+        guard let id = SalesforceId.normalize(rawId) else {
+            throw APIError.malformedId(object?.label ?? "Record", rawId)
+        }
+        if let object, SalesforceId.prefix(of: id) != object.keyPrefix {
+            throw APIError.malformedId(object.label, rawId)
+        }
+        guard let record = try? RecordStore.fetch(db, id: id) else { throw APIError.notFound }
+        if record.isDeleted { throw APIError.entityIsDeleted }
+        return record
+    }
+
+    /// Updates the given fields of a record.
+    func updateRecord(_ db: Database, object: ObjectSchema, id: String, input: JSONObject) throws(APIError) {
+        var record = try existingRecord(db, object: object, id: id)
+        var fields = input
+        fields["Id"] = nil
+        if let bodyId = input["Id"]?.stringValue ?? input["id"]?.stringValue, SalesforceId.normalize(bodyId) != record.id {
+            throw APIError.invalidField("The Id field should not be specified in the sobject data.", fields: ["Id"])
+        }
+        fields["id"] = nil
+        let values = try validator.validate(fields, object: object, isCreate: false) { self.liveRecordExists(db, id: $0) }
+        let now = clock.now()
+        do {
+            try checkUnique(db, object: object, values: values, excluding: record.id)
+            for (name, value) in values { record.fields[name] = value }
+            record.fields["LastModifiedDate"] = .string(SalesforceTime.format(now))
+            record.fields["LastModifiedById"] = .string(try currentUserId(db))
+            record.fields["SystemModstamp"] = .string(SalesforceTime.format(now))
+            record.systemModstamp = now
+            try RecordStore.save(db, record)
+        } catch let error as APIError {
+            throw error
+        } catch {
+            throw APIError(500, "UNKNOWN_EXCEPTION", "\(error)")
+        }
+    }
+
+    /// Soft-deletes a record as an org does: its children are deleted with it (cascade,
+    /// master-detail), block the delete (restricted), or lose their lookup value.
+    func deleteRecord(_ db: Database, object: ObjectSchema?, id: String) throws(APIError) {
+        let record = try existingRecord(db, object: object, id: id)
+        let parent = schema.object(record.type)!
+        let now = clock.now()
+        do {
+            for relationship in parent.childRelationships {
+                let children = try RecordStore.fetchChildren(db, type: relationship.childSObject, field: relationship.field, parentIds: [record.id])
+                if children.isEmpty { continue }
+                if relationship.restrictedDelete {
+                    throw APIError(400, "DELETE_FAILED",
+                                   "Your attempt to delete \(record.id) could not be completed because it is associated with the following \(relationship.childSObject) records: \(children.prefix(5).map(\.id).joined(separator: ", "))",
+                                   fields: [])
+                }
+                for var child in children {
+                    if relationship.cascadeDelete {
+                        try deleteRecord(db, object: nil, id: child.id)
+                    } else {
+                        child.fields[relationship.field] = .null
+                        child.fields["LastModifiedDate"] = .string(SalesforceTime.format(now))
+                        child.fields["SystemModstamp"] = .string(SalesforceTime.format(now))
+                        child.systemModstamp = now
+                        try RecordStore.save(db, child)
+                    }
+                }
+            }
+            var deleted = record
+            deleted.isDeleted = true
+            deleted.fields["IsDeleted"] = .bool(true)
+            deleted.fields["SystemModstamp"] = .string(SalesforceTime.format(now))
+            deleted.fields["LastModifiedDate"] = .string(SalesforceTime.format(now))
+            deleted.systemModstamp = now
+            try RecordStore.save(db, deleted)
+        } catch let error as APIError {
+            throw error
+        } catch {
+            throw APIError(500, "UNKNOWN_EXCEPTION", "\(error)")
+        }
+    }
+
+    /// Upserts on an external id (or any idLookup field, or `Id`): creates when nothing matches,
+    /// updates one match, refuses several (HTTP 300 with their URLs).
+    func upsertRecord(_ db: Database, object: ObjectSchema, fieldName: String, value: String, input: JSONObject, version: String)
+        throws(APIError) -> (id: String, created: Bool)
+    {
+        guard let field = object.field(fieldName), field.idLookup || field.externalId else {
+            throw APIError(404, "NOT_FOUND", "Provided external ID field does not exist or is not accessible: \(fieldName)")
+        }
+        var body = input
+        body[field.name] = nil
+        if field.name == "Id" {
+            if value.isEmpty || value.lowercased() == "null" { return (try createRecord(db, object: object, input: body), true) }
+            _ = try existingRecord(db, object: object, id: value)
+            try updateRecord(db, object: object, id: value, input: body)
+            return (SalesforceId.normalize(value)!, false)
+        }
+        let matches: [String]
+        do {
+            matches = try String.fetchAll(db, sql: """
+                SELECT id FROM records WHERE type = ? AND isDeleted = 0 AND lower(json_extract(data, ?)) = lower(?) LIMIT 10
+                """, arguments: [object.name, "$.\(field.name)", value])
+        } catch {
+            throw APIError(500, "UNKNOWN_EXCEPTION", "\(error)")
+        }
+        if matches.count > 1 {
+            throw APIError(300, "MULTIPLE_CHOICES", matches.map { "/services/data/v\(version)/sobjects/\(object.name)/\($0)" }.joined(separator: ","))
+        }
+        if let id = matches.first {
+            try updateRecord(db, object: object, id: id, input: body)
+            return (id, false)
+        }
+        body[field.name] = .string(value)
+        return (try createRecord(db, object: object, input: body), true)
+    }
+
+    /// DUPLICATE_VALUE when a unique field's value is taken by another live record.
+    func checkUnique(_ db: Database, object: ObjectSchema, values: JSONObject, excluding id: String) throws {
+        for field in object.fields where field.unique {
+            guard let value = values[field.name], !value.isNull else { continue }
+            let text = value.stringValue ?? value.jsonString
+            if let other = try String.fetchOne(db, sql: """
+                SELECT id FROM records WHERE type = ? AND isDeleted = 0 AND id != ? AND lower(json_extract(data, ?)) = lower(?) LIMIT 1
+                """, arguments: [object.name, id, "$.\(field.name)", text]) {
+                throw APIError(400, "DUPLICATE_VALUE",
+                               "duplicate value found: \(field.name) duplicates value on record with id: \(other.prefix(15))", fields: [])
+            }
+        }
+    }
+
+    /// A record as the API returns it: `attributes`, then the fields (all, or the named ones).
+    func recordJSON(_ record: StoredRecord, version: String, fields names: [String]? = nil) -> JSONValue {
+        let object = schema.object(record.type)!
+        var output = JSONObject()
+        output["attributes"] = ["type": .string(object.name), "url": .string("/services/data/v\(version)/sobjects/\(object.name)/\(record.id)")]
+        for field in object.fields where names.map({ $0.contains { $0.lowercased() == field.name.lowercased() } }) ?? true {
+            output[field.name] = record.fields[field.name] ?? .null
+        }
+        return .object(output)
+    }
+
+    /// Runs `body` in one write transaction, rolled back when it throws. Inside a Composite
+    /// request the composite's own transaction is used, under a savepoint per call.
+    func transaction<T>(_ body: (Database) throws(APIError) -> T) throws(APIError) -> T {
+        do {
+            if let ambient = ambientDatabase {
+                return try ambient.withRecordSavepoint { () throws(APIError) -> T in try body(ambient) }
+            }
+            return try store.queue.write { db in
+                do {
+                    return try body(db)
+                } catch let error as APIError {
+                    throw TransactionAbort(error: error)
+                }
+            }
+        } catch let error as APIError {
+            throw error
+        } catch let abort as TransactionAbort {
+            throw abort.error
+        } catch {
+            throw APIError(500, "UNKNOWN_EXCEPTION", "\(error)")
+        }
+    }
+
+    /// Runs a read, inside the composite transaction when there is one.
+    func read<T>(_ body: (Database) throws -> T) throws -> T {
+        if let ambient = ambientDatabase { return try body(ambient) }
+        return try store.queue.read(body)
+    }
+}
+
+/// Carries an API error out of a GRDB transaction so it rolls back.
+struct TransactionAbort: Error {
+    var error: APIError
+}

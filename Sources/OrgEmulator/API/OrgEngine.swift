@@ -1,0 +1,149 @@
+import Foundation
+import GRDB
+import JSON
+
+/// The emulated org: its schema, records, tokens, limits, faults and statistics. All requests go
+/// through this actor, so changes are serialized as an org's would be within one record set.
+actor OrgEngine {
+    let seed: OrgSeed
+    let store: RecordStore
+    let validator: RecordValidator
+    /// The 18-character org id.
+    let orgId: String
+    /// The token printed at start; always valid unless a session expiry fault revokes it.
+    let developmentToken: String
+    var instanceURL = "http://127.0.0.1"
+    var clock = EmulatorClock()
+    var faults = FaultSettings()
+    var random = SeededRandom(seed: 42)
+    var stats = RequestStats()
+    /// Valid access tokens and the username each was issued to.
+    var tokens: [String: String]
+    /// Refresh tokens issued by the refresh-capable flows.
+    var refreshTokens: [String: String] = [:]
+    var requestsSinceExpiry = 0
+    var dailyRequests = 0
+    var remainingBurst = 0
+    /// The open transaction of the Composite request being run, if any.
+    var ambientDatabase: Database?
+
+    var schema: OrgSchema { seed.schema }
+
+    init(seed: OrgSeed, databasePath: String?, accessToken: String?) throws {
+        let organizationId = SalesforceId.make(prefix: "00D", counter: 1)
+        let recordStore = try RecordStore(path: databasePath)
+        try recordStore.queue.write { db in
+            if try RecordStore.meta(db, "seedDigest") != seed.digest || seed.digest.isEmpty {
+                try Self.loadSeed(seed, orgId: organizationId, db: db, now: EmulatorClock().now())
+            }
+        }
+        let token = accessToken ?? String(organizationId.prefix(15)) + "!" + Self.randomToken()
+        self.seed = seed
+        store = recordStore
+        validator = RecordValidator(schema: seed.schema)
+        orgId = organizationId
+        developmentToken = token
+        tokens = [token: seed.users.first?.username ?? "admin@emulator.local"]
+    }
+
+    static func randomToken() -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._")
+        return String((0..<96).map { _ in alphabet.randomElement()! })
+    }
+
+    /// Wipes the records and loads the seed's: the Organization, one User per seed user, then the
+    /// seed records with `{"$ref": key}` values resolved to the ids assigned.
+    static func loadSeed(_ seed: OrgSeed, orgId: String, db: Database, now: Int64) throws {
+        try RecordStore.wipe(db)
+        let timestamp = JSONValue.string(SalesforceTime.format(now))
+        var userIds: [String] = []
+        for user in seed.users.isEmpty ? [OrgUser(username: "admin@emulator.local", password: "", clientId: "")] : seed.users {
+            let id = try RecordStore.nextId(db, prefix: "005")
+            userIds.append(id)
+            var fields = systemValues(id: id, userId: id, timestamp: timestamp)
+            fields["Username"] = .string(user.username)
+            fields["Name"] = .string(user.username)
+            fields["Email"] = .string(user.username)
+            try RecordStore.save(db, StoredRecord(id: id, type: "User", fields: fields, isDeleted: false, systemModstamp: now))
+        }
+        var organization = systemValues(id: orgId, userId: userIds[0], timestamp: timestamp)
+        organization["Name"] = .string(seed.orgName)
+        organization["IsSandbox"] = .bool(seed.isSandbox)
+        organization["OrganizationType"] = .string("Developer Edition")
+        try RecordStore.save(db, StoredRecord(id: orgId, type: "Organization", fields: organization, isDeleted: false, systemModstamp: now))
+
+        var keys: [String: String] = [:]
+        for record in seed.records {
+            let object = seed.schema.object(record.type)!
+            let id = try RecordStore.nextId(db, prefix: object.keyPrefix)
+            var fields = systemValues(id: id, userId: userIds[0], timestamp: timestamp)
+            for field in object.fields where fields[field.name] == nil {
+                fields[field.name] = field.defaultValue ?? (field.type == .boolean ? .bool(false) : .null)
+            }
+            for (name, value) in record.fields {
+                let field = object.field(name)!
+                if let reference = value["$ref"]?.stringValue {
+                    fields[field.name] = keys[reference].map(JSONValue.string) ?? .null
+                } else {
+                    fields[field.name] = (try? RecordValidator(schema: seed.schema).convert(value, field: field, object: object) { _ in true }) ?? value
+                }
+            }
+            if let key = record.key { keys[key] = id }
+            try RecordStore.save(db, StoredRecord(id: id, type: object.name, fields: fields, isDeleted: false, systemModstamp: now))
+        }
+        try RecordStore.setMeta(db, "seedDigest", seed.digest)
+    }
+
+    /// Id, IsDeleted and the audit fields of a new record.
+    static func systemValues(id: String, userId: String, timestamp: JSONValue) -> JSONObject {
+        var fields = JSONObject()
+        fields["Id"] = .string(id)
+        fields["IsDeleted"] = .bool(false)
+        fields["CreatedDate"] = timestamp
+        fields["CreatedById"] = .string(userId)
+        fields["LastModifiedDate"] = timestamp
+        fields["LastModifiedById"] = .string(userId)
+        fields["SystemModstamp"] = timestamp
+        return fields
+    }
+
+    /// The id of the user requests run as.
+    func currentUserId(_ db: Database) throws -> String {
+        try String.fetchOne(db, sql: "SELECT id FROM records WHERE type = 'User' ORDER BY id LIMIT 1") ?? orgId
+    }
+
+    func setInstanceURL(_ url: String) {
+        instanceURL = url
+    }
+
+    /// Back to the seed: records, no faults, stats and the daily request counter zeroed.
+    func reset() throws {
+        try store.queue.write { db in try Self.loadSeed(seed, orgId: orgId, db: db, now: clock.now()) }
+        faults = FaultSettings()
+        random = SeededRandom(seed: faults.seed)
+        stats = RequestStats()
+        dailyRequests = 0
+        remainingBurst = 0
+        requestsSinceExpiry = 0
+    }
+
+    func setFaults(_ settings: FaultSettings) {
+        faults = settings
+        random = SeededRandom(seed: settings.seed)
+        remainingBurst = 0
+        requestsSinceExpiry = 0
+    }
+}
+
+/// Request counts for `/emulator/stats`.
+struct RequestStats: Sendable {
+    var total = 0
+    var writes = 0
+    var byKind: [String: Int] = [:]
+
+    mutating func count(kind: String, isWrite: Bool) {
+        total += 1
+        byKind[kind, default: 0] += 1
+        if isWrite { writes += 1 }
+    }
+}

@@ -1,0 +1,138 @@
+import JSON
+
+/// A field's data type, as describe reports it.
+public enum FieldType: String, Sendable, CaseIterable {
+    case id, string, textarea, email, phone, url, picklist, multipicklist, boolean, int, double, currency, percent,
+         date, datetime, reference
+
+    /// The SOAP type describe reports.
+    var soapType: String {
+        switch self {
+        case .id, .reference: return "tns:ID"
+        case .boolean: return "xsd:boolean"
+        case .int: return "xsd:int"
+        case .double, .currency, .percent: return "xsd:double"
+        case .date: return "xsd:date"
+        case .datetime: return "xsd:dateTime"
+        default: return "xsd:string"
+        }
+    }
+
+    /// `true` for types stored as text.
+    var isText: Bool {
+        switch self {
+        case .string, .textarea, .email, .phone, .url, .picklist, .multipicklist: return true
+        default: return false
+        }
+    }
+}
+
+/// One field of an emulated object.
+public struct FieldSchema: Sendable {
+    public var name: String
+    public var label: String
+    public var type: FieldType
+    /// Maximum characters for text types.
+    public var length: Int
+    public var precision: Int
+    public var scale: Int
+    /// `false` when a value is required on create.
+    public var nillable: Bool
+    public var createable: Bool
+    public var updateable: Bool
+    public var unique: Bool
+    public var externalId: Bool
+    /// Usable as the key of an upsert (ids, external ids, and fields like Contact.Email).
+    public var idLookup: Bool
+    public var defaultedOnCreate: Bool
+    public var defaultValue: JSONValue?
+    public var picklistValues: [String]
+    public var restrictedPicklist: Bool
+    /// For references: the parent object.
+    public var referenceTo: String?
+    /// For references: the name of the parent in child-to-parent paths (`Account`).
+    public var relationshipName: String?
+    /// For references: the name of the children in parent-to-child subqueries (`Contacts`).
+    public var childRelationshipName: String?
+    /// Master-detail: always cascades and is required.
+    public var masterDetail: Bool
+    public var cascadeDelete: Bool
+    public var restrictedDelete: Bool
+    public var custom: Bool
+
+    /// `true` for required fields a create must supply.
+    public var isRequiredOnCreate: Bool { !nillable && createable && !defaultedOnCreate && type != .boolean }
+}
+
+/// A relationship seen from the parent, as describe's `childRelationships` lists it.
+public struct ChildRelationship: Sendable {
+    public var childSObject: String
+    public var field: String
+    public var relationshipName: String?
+    public var cascadeDelete: Bool
+    public var restrictedDelete: Bool
+}
+
+/// An emulated object (standard or custom) and its fields.
+public struct ObjectSchema: Sendable {
+    public var name: String
+    public var label: String
+    public var labelPlural: String
+    public var keyPrefix: String
+    public var custom: Bool
+    /// Fields in describe order, system fields included.
+    public var fields: [FieldSchema]
+    public var childRelationships: [ChildRelationship] = []
+
+    /// The field named `name`, case-insensitively, as Salesforce matches field names.
+    public func field(_ name: String) -> FieldSchema? {
+        let lowered = name.lowercased()
+        return fields.first { $0.name.lowercased() == lowered }
+    }
+
+    /// The reference field whose relationship name is `name` (`Account` → `AccountId`).
+    public func relationship(_ name: String) -> FieldSchema? {
+        let lowered = name.lowercased()
+        return fields.first { $0.relationshipName?.lowercased() == lowered }
+    }
+
+    /// The child relationship named `name` (`Contacts`).
+    public func childRelationship(_ name: String) -> ChildRelationship? {
+        let lowered = name.lowercased()
+        return childRelationships.first { $0.relationshipName?.lowercased() == lowered }
+    }
+}
+
+/// Every object of the emulated org.
+public struct OrgSchema: Sendable {
+    public private(set) var objects: [ObjectSchema]
+    private var byLowercasedName: [String: Int] = [:]
+    private var byPrefix: [String: Int] = [:]
+
+    init(objects: [ObjectSchema]) {
+        var linked = objects
+        for (parentIndex, parent) in linked.enumerated() {
+            linked[parentIndex].childRelationships = objects.flatMap { child in
+                child.fields.filter { $0.referenceTo?.lowercased() == parent.name.lowercased() }.map { field in
+                    ChildRelationship(childSObject: child.name, field: field.name, relationshipName: field.childRelationshipName,
+                                      cascadeDelete: field.cascadeDelete || field.masterDetail, restrictedDelete: field.restrictedDelete)
+                }
+            }
+        }
+        self.objects = linked
+        for (index, object) in linked.enumerated() {
+            byLowercasedName[object.name.lowercased()] = index
+            byPrefix[object.keyPrefix] = index
+        }
+    }
+
+    /// The object named `name`, case-insensitively.
+    public func object(_ name: String) -> ObjectSchema? {
+        byLowercasedName[name.lowercased()].map { objects[$0] }
+    }
+
+    /// The object whose key prefix starts `id`.
+    public func object(forId id: String) -> ObjectSchema? {
+        byPrefix[String(id.prefix(3))].map { objects[$0] }
+    }
+}

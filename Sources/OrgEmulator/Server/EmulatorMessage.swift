@@ -1,0 +1,55 @@
+import Foundation
+import JSON
+
+/// An HTTP request as the emulator's API layer sees it, independent of the HTTP server.
+struct EmulatorRequest: Sendable {
+    var method: String
+    /// The path without query string, e.g. `/services/data/v62.0/sobjects/Account/`.
+    var path: String
+    var query: [String: String]
+    /// Header names lower-cased.
+    var headers: [String: String]
+    var body: Data
+
+    /// The body parsed as JSON; a JSON_PARSER_ERROR otherwise.
+    func jsonBody() throws(APIError) -> JSONValue {
+        guard !body.isEmpty else { throw APIError.badJSON("No content to map due to end-of-input") }
+        do {
+            return try JSONParser.parse(body).value
+        } catch {
+            throw APIError.badJSON("Unexpected character at [line:\(error.line), column:\(error.column)]: \(error.message)")
+        }
+    }
+}
+
+/// An HTTP response from the API layer.
+struct EmulatorResponse: Sendable {
+    var status: Int
+    var headers: [(String, String)] = []
+    var body: Data?
+    /// Close the connection without answering (the change, if any, is committed).
+    var drop = false
+
+    static func json(_ status: Int, _ value: JSONValue, headers: [(String, String)] = []) -> EmulatorResponse {
+        EmulatorResponse(status: status, headers: [("Content-Type", "application/json;charset=UTF-8")] + headers,
+                         body: Data(value.jsonString.utf8))
+    }
+
+    static func noContent() -> EmulatorResponse { EmulatorResponse(status: 204) }
+
+    static func error(_ error: APIError) -> EmulatorResponse {
+        var headers: [(String, String)] = []
+        if error.status == 401 { headers.append(("WWW-Authenticate", "Token")) }
+        return json(error.status, .array([error.restError]), headers: headers)
+    }
+
+    static func text(_ status: Int, _ text: String, contentType: String) -> EmulatorResponse {
+        EmulatorResponse(status: status, headers: [("Content-Type", contentType)], body: Data(text.utf8))
+    }
+
+    /// The body as JSON, for composite subresponses.
+    var jsonBody: JSONValue {
+        guard let body, !body.isEmpty, let value = try? JSONParser.parse(body).value else { return .null }
+        return value
+    }
+}

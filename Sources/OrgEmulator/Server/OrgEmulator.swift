@@ -1,0 +1,155 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import JSON
+import Logging
+import NIOCore
+
+/// The org emulator: an HTTP server speaking the Salesforce REST API over SQLite (SPEC §7).
+///
+/// ```swift
+/// let emulator = try OrgEmulator(configuration: .init(seedPath: "samples/org/seed.json"))
+/// try await emulator.run { instanceURL in print(instanceURL) }   // serves until cancelled
+/// ```
+public final class OrgEmulator: Sendable {
+    /// The API versions served under `/services/data/vNN.N`, oldest first.
+    public static let apiVersions = ["58.0", "59.0", "60.0", "61.0", "62.0"]
+
+    /// How to start an emulator.
+    public struct Configuration: Sendable {
+        public var host: String
+        /// 0 picks a free port.
+        public var port: Int
+        /// The SQLite file; `nil` keeps the org in memory.
+        public var databasePath: String?
+        public var seedPath: String?
+        /// Fixes the development token instead of generating one.
+        public var accessToken: String?
+        public var faultsPath: String?
+        public var latencyMs: Int?
+
+        public init(host: String = "127.0.0.1", port: Int = 0, databasePath: String? = nil, seedPath: String? = nil,
+                    accessToken: String? = nil, faultsPath: String? = nil, latencyMs: Int? = nil) {
+            self.host = host
+            self.port = port
+            self.databasePath = databasePath
+            self.seedPath = seedPath
+            self.accessToken = accessToken
+            self.faultsPath = faultsPath
+            self.latencyMs = latencyMs
+        }
+    }
+
+    /// Why an emulator cannot start.
+    public struct StartError: Error, Sendable, CustomStringConvertible {
+        public var description: String
+    }
+
+    let configuration: Configuration
+    let engine: OrgEngine
+
+    /// The token the emulator accepts from the start.
+    public var accessToken: String { engine.developmentToken }
+
+    /// The username of the seed's first user.
+    public let username: String
+
+    /// Loads the seed (or an empty org) and opens the database; the server starts in ``run(onRunning:)``.
+    public init(configuration: Configuration) throws(StartError) {
+        self.configuration = configuration
+        let seed: OrgSeed
+        do {
+            if let path = configuration.seedPath {
+                seed = try OrgSeed.load(path: path)
+            } else {
+                seed = try OrgSeed.decode(.object(JSONObject()), file: "(empty seed)")
+            }
+        } catch {
+            throw StartError(description: error.description)
+        }
+        username = seed.users.first?.username ?? "admin@emulator.local"
+        do {
+            engine = try OrgEngine(seed: seed, databasePath: configuration.databasePath, accessToken: configuration.accessToken)
+        } catch {
+            throw StartError(description: "\(configuration.databasePath ?? "database"): \(error)")
+        }
+    }
+
+    /// Applies `--faults FILE` and `--latency-ms` before serving.
+    func applyStartFaults() async throws(StartError) {
+        var object = JSONObject()
+        if let path = configuration.faultsPath {
+            guard let data = FileManager.default.contents(atPath: path) else { throw StartError(description: "\(path): cannot read the faults file") }
+            do {
+                guard let parsed = try JSONParser.parse(data).value.objectValue else { throw StartError(description: "\(path): expected a JSON object") }
+                object = parsed
+            } catch let error as JSONSyntaxError {
+                throw StartError(description: "\(path): line \(error.line), column \(error.column): \(error.message)")
+            } catch {
+                throw StartError(description: "\(path): \(error)")
+            }
+        }
+        if let latency = configuration.latencyMs { object["latencyMs"] = .integer(Int64(latency)) }
+        guard !object.isEmpty else { return }
+        do {
+            await engine.setFaults(try FaultSettings(json: object))
+        } catch {
+            throw StartError(description: "\(configuration.faultsPath ?? "--latency-ms"): \(error.message)")
+        }
+    }
+
+    /// Serves until the task is cancelled; `onRunning` gets the instance URL once the port is bound.
+    public func run(onRunning: @escaping @Sendable (String) async -> Void = { _ in }) async throws {
+        try await applyStartFaults()
+        let engine = self.engine
+        let host = configuration.host
+        let application = Application(
+            responder: EmulatorResponder(engine: engine),
+            configuration: .init(address: .hostname(host, port: configuration.port), serverName: "SyncPipeline-OrgEmulator"),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? 0
+                let url = "http://\(host):\(port)"
+                await engine.setInstanceURL(url)
+                await onRunning(url)
+            },
+            logger: Self.logger)
+        try await application.runService(gracefulShutdownSignals: [])
+    }
+}
+
+extension OrgEmulator {
+    /// Server diagnostics go to stderr, warnings and worse only: stdout carries the start line.
+    static var logger: Logger {
+        var logger = Logger(label: "org-emulator") { StreamLogHandler.standardError(label: $0) }
+        logger.logLevel = .warning
+        return logger
+    }
+}
+
+/// Bridges Hummingbird requests to the engine.
+struct EmulatorResponder: HTTPResponder {
+    typealias Context = BasicRequestContext
+    let engine: OrgEngine
+
+    func respond(to request: Request, context: BasicRequestContext) async throws -> Response {
+        let buffer = try await request.body.collect(upTo: 200 * 1024 * 1024)
+        var headers: [String: String] = [:]
+        for field in request.headers { headers[field.name.canonicalName] = field.value }
+        let uri = request.uri
+        var query: [String: String] = [:]
+        for (key, value) in uri.queryParameters { query[String(key)] = String(value) }
+        let message = EmulatorRequest(method: request.method.rawValue, path: uri.path, query: query, headers: headers,
+                                      body: Data(buffer.readableBytesView))
+        let response = await engine.handle(message)
+        if response.drop { throw DroppedConnection() }
+        var responseHeaders = HTTPFields()
+        for (name, value) in response.headers {
+            if let fieldName = HTTPField.Name(name) { responseHeaders.append(HTTPField(name: fieldName, value: value)) }
+        }
+        let body = response.body.map { ResponseBody(byteBuffer: ByteBuffer(bytes: $0)) } ?? ResponseBody()
+        return Response(status: HTTPResponse.Status(code: response.status), headers: responseHeaders, body: body)
+    }
+}
+
+/// Thrown to close the connection without a response (the `dropAfterCommitRate` fault).
+struct DroppedConnection: Error {}

@@ -1,0 +1,61 @@
+/// Salesforce record ids: 15 case-sensitive characters (key prefix, pod, counter) plus a
+/// 3-character checksum that makes the 18-character form case-insensitive.
+public enum SalesforceId {
+    private static let checksumAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ012345")
+    private static let base62 = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+
+    /// The 18-character id for a 15-character one.
+    public static func eighteen(_ fifteen: String) -> String {
+        let characters = Array(fifteen)
+        precondition(characters.count == 15, "a 15-character id is required")
+        var suffix = ""
+        for chunk in 0..<3 {
+            var bits = 0
+            for position in 0..<5 where characters[chunk * 5 + position].isUppercase && characters[chunk * 5 + position].isASCII {
+                bits |= 1 << position
+            }
+            suffix.append(checksumAlphabet[bits])
+        }
+        return fifteen + suffix
+    }
+
+    /// Makes the `counter`-th id of an object with key prefix `prefix` (3 characters).
+    public static func make(prefix: String, counter: Int64) -> String {
+        var value = counter
+        var digits: [Character] = []
+        for _ in 0..<10 {
+            digits.append(base62[Int(value % 62)])
+            value /= 62
+        }
+        return eighteen(prefix + "0S" + String(digits.reversed()))
+    }
+
+    /// The canonical 18-character form of an id given as 15 or 18 characters, or `nil` when it is
+    /// not a well-formed id (wrong length, characters, or checksum).
+    public static func normalize(_ id: String) -> String? {
+        guard id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else { return nil }
+        switch id.count {
+        case 15:
+            return eighteen(id)
+        case 18:
+            // The 18-character form is case-insensitive: its checksum says which letters of the
+            // first 15 characters are upper case, so the original id can be restored.
+            let characters = Array(id)
+            var restored = ""
+            for chunk in 0..<3 {
+                guard let bits = checksumAlphabet.firstIndex(of: Character(characters[15 + chunk].uppercased())) else { return nil }
+                for position in 0..<5 {
+                    let character = characters[chunk * 5 + position]
+                    restored += bits & (1 << position) != 0 ? character.uppercased() : character.lowercased()
+                }
+            }
+            let expected = eighteen(restored)
+            return expected.uppercased() == id.uppercased() ? expected : nil
+        default:
+            return nil
+        }
+    }
+
+    /// The key prefix (first 3 characters).
+    public static func prefix(of id: String) -> String { String(id.prefix(3)) }
+}
