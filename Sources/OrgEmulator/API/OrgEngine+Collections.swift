@@ -130,7 +130,11 @@ extension OrgEngine {
             }
             return
         }
-        try store.queue.write(body)
+        try store.queue.write { db in
+            ambientDatabase = db
+            defer { ambientDatabase = nil }
+            try body(db)
+        }
     }
 }
 

@@ -48,9 +48,7 @@ extension OrgEngine {
         var responses: [JSONObject] = []
         var failed = false
         do {
-            try store.queue.write { db in
-                ambientDatabase = db
-                defer { ambientDatabase = nil }
+            try exclusiveWrite { db in
                 var results: [String: JSONValue] = [:]
                 for subrequest in subrequests {
                     let referenceId = subrequest["referenceId"]!.stringValue!
@@ -74,6 +72,8 @@ extension OrgEngine {
                 }
                 if allOrNone && failed { throw TransactionAbort(error: APIError(400, "PROCESSING_HALTED", "rolled back")) }
             }
+        } catch let error as APIError {
+            throw error
         } catch is TransactionAbort {
             let halted = APIError(400, "PROCESSING_HALTED", "The transaction was rolled back since another operation in the same transaction failed.")
             let finished = responses

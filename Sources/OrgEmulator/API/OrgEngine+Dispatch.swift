@@ -63,6 +63,8 @@ extension OrgEngine {
                 return .json(200, resourceIndex(version: version))
             case ("GET", "limits"):
                 return .json(200, limits())
+            case ("GET", "query"), ("GET", "queryAll"):
+                return try query(request, version: version, parts: parts)
             case (_, "sobjects"):
                 return try sobjects(request, version: version, parts: Array(parts.dropFirst()))
             case ("POST", "composite") where parts.count == 1:

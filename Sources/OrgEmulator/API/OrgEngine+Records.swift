@@ -186,6 +186,8 @@ extension OrgEngine {
                 return try ambient.withRecordSavepoint { () throws(APIError) -> T in try body(ambient) }
             }
             return try store.queue.write { db in
+                ambientDatabase = db
+                defer { ambientDatabase = nil }
                 do {
                     return try body(db)
                 } catch let error as APIError {
@@ -202,9 +204,27 @@ extension OrgEngine {
     }
 
     /// Runs a read, inside the composite transaction when there is one.
+    /// Nested reads reuse the open connection: GRDB connections are not reentrant.
     func read<T>(_ body: (Database) throws -> T) throws -> T {
         if let ambient = ambientDatabase { return try body(ambient) }
-        return try store.queue.read(body)
+        return try store.queue.read { db in
+            ambientDatabase = db
+            defer { ambientDatabase = nil }
+            return try body(db)
+        }
+    }
+
+    /// A write transaction of its own for a request that groups several operations (Composite,
+    /// Graph, Tree). Such requests cannot be nested inside one another.
+    func exclusiveWrite(_ body: (Database) throws -> Void) throws {
+        guard ambientDatabase == nil else {
+            throw APIError(400, "INVALID_API_INPUT", "Composite, graph and tree requests cannot be nested in a composite request")
+        }
+        try store.queue.write { db in
+            ambientDatabase = db
+            defer { ambientDatabase = nil }
+            try body(db)
+        }
     }
 }
 

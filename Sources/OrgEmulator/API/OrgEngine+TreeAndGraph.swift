@@ -49,9 +49,7 @@ extension OrgEngine {
         var results: [JSONValue] = []
         var failures: [JSONValue] = []
         do {
-            try store.queue.write { db in
-                ambientDatabase = db
-                defer { ambientDatabase = nil }
+            try exclusiveWrite { db in
                 var ids: [String: String] = [:]
                 for level in levels {
                     for node in level {
@@ -70,6 +68,8 @@ extension OrgEngine {
                 }
                 if !failures.isEmpty { throw TransactionAbort(error: APIError(400, "ROLLBACK", "tree failed")) }
             }
+        } catch let error as APIError {
+            throw error
         } catch is TransactionAbort {
             return .json(400, ["hasErrors": true, "results": .array(failures)])
         } catch {

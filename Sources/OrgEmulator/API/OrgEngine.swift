@@ -24,6 +24,8 @@ actor OrgEngine {
     var requestsSinceExpiry = 0
     var dailyRequests = 0
     var remainingBurst = 0
+    var cursors: [String: QueryCursor] = [:]
+    var cursorCounter: Int64 = 0
     /// The open transaction of the Composite request being run, if any.
     var ambientDatabase: Database?
 
@@ -125,6 +127,7 @@ actor OrgEngine {
         dailyRequests = 0
         remainingBurst = 0
         requestsSinceExpiry = 0
+        cursors = [:]
     }
 
     func setFaults(_ settings: FaultSettings) {

@@ -136,8 +136,8 @@ struct EmulatorResponder: HTTPResponder {
         var headers: [String: String] = [:]
         for field in request.headers { headers[field.name.canonicalName] = field.value }
         let uri = request.uri
-        var query: [String: String] = [:]
-        for (key, value) in uri.queryParameters { query[String(key)] = String(value) }
+        // Form decoding: clients send spaces as `+` (simple-salesforce, curl --data-urlencode).
+        let query = OrgEngine.formFields(uri.query ?? "")
         let message = EmulatorRequest(method: request.method.rawValue, path: uri.path, query: query, headers: headers,
                                       body: Data(buffer.readableBytesView))
         let response = await engine.handle(message)

@@ -1,0 +1,305 @@
+import Foundation
+import GRDB
+import JSON
+import SOQL
+
+/// A query whose later pages are still to be fetched (`nextRecordsUrl`).
+struct QueryCursor: Sendable {
+    var plan: QueryPlan
+    /// Ids of the matching records, in result order.
+    var ids: [String]
+    var position: Int
+    var batchSize: Int
+    var totalSize: Int
+    var version: String
+    /// For a page of children of one parent: the precomputed records.
+    var childRecords: [JSONValue]?
+}
+
+/// `/query` and `/queryAll`: SOQL over the stored records, paged with `nextRecordsUrl`, with
+/// child-to-parent paths, parent-to-child subqueries (paged past 200 children), semi-joins,
+/// `COUNT()` and aggregates.
+extension OrgEngine {
+    static let childPageSize = 200
+
+    func query(_ request: EmulatorRequest, version: String, parts: [String]) throws(APIError) -> EmulatorResponse {
+        let includeDeleted = parts[0] == "queryAll"
+        if parts.count == 2 {
+            return .json(200, try nextPage(locator: parts[1]))
+        }
+        guard let text = request.query["q"], !text.isEmpty else {
+            throw APIError(400, "MALFORMED_QUERY", "A query string has to be specified")
+        }
+        var batchSize = 2000
+        if let options = request.headers["sforce-query-options"], let range = options.range(of: "batchSize=") {
+            let digits = options[range.upperBound...].prefix { $0.isNumber }
+            if let value = Int(digits) { batchSize = min(2000, max(200, value)) }
+        }
+        return .json(200, try runQuery(text, includeDeleted: includeDeleted, batchSize: batchSize, version: version))
+    }
+
+    /// Parses, checks and runs a query; the first page of results.
+    func runQuery(_ text: String, includeDeleted: Bool, batchSize: Int, version: String) throws(APIError) -> JSONValue {
+        let plan: QueryPlan
+        do {
+            plan = try QueryPlan(query: try SOQL.parseQuery(text), text: text, schema: schema)
+        } catch {
+            throw APIError(400, error.errorCode.rawValue, error.message)
+        }
+        let (records, views) = try matchingRecords(plan, includeDeleted: includeDeleted, parentIds: nil)
+        if plan.query.select.contains(where: { if case .count = $0 { return true }; return false }) {
+            return ["totalSize": .integer(Int64(records.count)), "done": true, "records": []]
+        }
+        if plan.query.select.contains(where: { if case .aggregate = $0 { return true }; return false }) {
+            return ["totalSize": 1, "done": true, "records": [aggregateRow(plan, views: views)]]
+        }
+        var cursor = QueryCursor(plan: plan, ids: records.map(\.id), position: 0, batchSize: batchSize,
+                                 totalSize: records.count, version: version)
+        return try page(&cursor)
+    }
+
+    /// The records a plan selects, filtered, ordered, offset and limited, with their evaluation
+    /// views (fields plus nested parents). `parentIds` narrows a child query to those parents.
+    func matchingRecords(_ plan: QueryPlan, includeDeleted: Bool, parentIds: (field: String, ids: [String])?) throws(APIError)
+        -> ([StoredRecord], [JSONObject])
+    {
+        do {
+            return try read { db in
+                let records = try parentIds.map { try RecordStore.fetchChildren(db, type: plan.object.name, field: $0.field, parentIds: $0.ids) }
+                    ?? RecordStore.fetchAll(db, type: plan.object.name, includeDeleted: includeDeleted)
+                var cache: [String: StoredRecord?] = [:]
+                let chains = Self.relationshipChains(plan)
+                var pairs: [(StoredRecord, JSONObject)] = []
+                let semiJoins = try semiJoinValues(plan.query.whereCondition, db: db)
+                let evaluator = SOQLEvaluator(nowMilliseconds: clock.now(), subqueryValues: { query in semiJoins[query] ?? [] })
+                for record in records {
+                    let view = try attachParents(to: record, object: plan.object, chains: chains, db: db, cache: &cache)
+                    if let condition = plan.query.whereCondition, try !evaluator.matches(Self.strippingAlias(condition, plan), record: view) {
+                        continue
+                    }
+                    pairs.append((record, view))
+                }
+                if !plan.query.orderBy.isEmpty {
+                    let order = SOQLRecordOrder(plan.query.orderBy.map { ordering in
+                        var stripped = ordering
+                        stripped.field = (try? SOQLFieldPath(plan.components(ordering.field).joined(separator: "."))) ?? ordering.field
+                        return stripped
+                    })
+                    pairs.sort { order.areInIncreasingOrder($0.1, $1.1) }
+                }
+                if let offset = plan.query.offset { pairs = Array(pairs.dropFirst(offset)) }
+                if let limit = plan.query.limit, parentIds == nil { pairs = Array(pairs.prefix(limit)) }
+                return (pairs.map(\.0), pairs.map(\.1))
+            }
+        } catch let error as APIError {
+            throw error
+        } catch let error as SOQLError {
+            throw APIError(400, error.errorCode.rawValue, error.message)
+        } catch {
+            throw APIError(400, "MALFORMED_QUERY", "\(error)")
+        }
+    }
+
+    /// Runs every semi-join / anti-join subquery of a condition once.
+    func semiJoinValues(_ condition: SOQLCondition?, db: Database) throws -> [SOQLQuery: [JSONValue]] {
+        var values: [SOQLQuery: [JSONValue]] = [:]
+        func walk(_ condition: SOQLCondition) throws {
+            switch condition {
+            case .and(let members), .or(let members): for member in members { try walk(member) }
+            case .not(let inner): try walk(inner)
+            case .comparison(let comparison):
+                guard case .subquery(let subquery) = comparison.operand, values[subquery] == nil else { return }
+                let plan = try QueryPlan(query: subquery, text: subquery.description, schema: schema)
+                let (_, views) = try matchingRecords(plan, includeDeleted: false, parentIds: nil)
+                guard case .field(let path)? = subquery.select.first else { return }
+                values[subquery] = views.map { SOQLEvaluator.nestedValue(in: $0, at: path) ?? .null }
+            }
+        }
+        if let condition { try walk(condition) }
+        return values
+    }
+
+    /// A page of the cursor's records, shaped as the API returns them.
+    func page(_ cursor: inout QueryCursor) throws(APIError) -> JSONValue {
+        let end = min(cursor.position + cursor.batchSize, cursor.childRecords?.count ?? cursor.ids.count)
+        let records: [JSONValue]
+        if let children = cursor.childRecords {
+            records = Array(children[cursor.position..<end])
+        } else {
+            records = try shape(ids: Array(cursor.ids[cursor.position..<end]), plan: cursor.plan, version: cursor.version)
+        }
+        cursor.position = end
+        var result = JSONObject()
+        result["totalSize"] = .integer(Int64(cursor.totalSize))
+        let done = end >= (cursor.childRecords?.count ?? cursor.ids.count)
+        result["done"] = .bool(done)
+        if !done {
+            cursorCounter += 1
+            let locator = SalesforceId.make(prefix: "01g", counter: cursorCounter) + "-\(end)"
+            cursors[locator] = cursor
+            result["nextRecordsUrl"] = .string("/services/data/v\(cursor.version)/query/\(locator)")
+        }
+        result["records"] = .array(records)
+        return .object(result)
+    }
+
+    func nextPage(locator: String) throws(APIError) -> JSONValue {
+        guard var cursor = cursors.removeValue(forKey: locator) else {
+            throw APIError(400, "INVALID_QUERY_LOCATOR", "invalid query locator")
+        }
+        return try page(&cursor)
+    }
+
+    /// Records in the API's shape: `attributes`, the selected fields in order, nested parents
+    /// (`null` when the lookup is empty) and child subquery results (`null` when there are none).
+    func shape(ids: [String], plan: QueryPlan, version: String) throws(APIError) -> [JSONValue] {
+        var shaped: [JSONValue] = []
+        let records: [StoredRecord]
+        do {
+            records = try read { db in try ids.compactMap { try RecordStore.fetch(db, id: $0) } }
+        } catch {
+            throw APIError(500, "UNKNOWN_EXCEPTION", "\(error)")
+        }
+        var children: [String: [(String, JSONValue)]] = [:]
+        for subquery in plan.subqueries {
+            let (childRecords, _) = try matchingRecords(subquery.plan, includeDeleted: false, parentIds: (subquery.relationship.field, ids))
+            let childShaped = try shape(ids: childRecords.map(\.id), plan: subquery.plan, version: version)
+            var byParent: [String: [JSONValue]] = [:]
+            for (record, value) in zip(childRecords, childShaped) {
+                if let parent = record.fields[subquery.relationship.field]?.stringValue { byParent[parent, default: []].append(value) }
+            }
+            for id in ids {
+                var list = byParent[id] ?? []
+                if let limit = subquery.plan.query.limit { list = Array(list.prefix(limit)) }
+                guard !list.isEmpty else { children[id, default: []].append((subquery.name, .null)); continue }
+                var cursor = QueryCursor(plan: subquery.plan, ids: [], position: 0, batchSize: Self.childPageSize,
+                                         totalSize: list.count, version: version, childRecords: list)
+                children[id, default: []].append((subquery.name, try page(&cursor)))
+            }
+        }
+        var cache: [String: StoredRecord?] = [:]
+        for record in records {
+            let view: JSONObject
+            do {
+                view = try read { db in try attachParents(to: record, object: plan.object, chains: Self.relationshipChains(plan), db: db, cache: &cache) }
+            } catch {
+                throw APIError(500, "UNKNOWN_EXCEPTION", "\(error)")
+            }
+            var output = JSONObject()
+            output["attributes"] = ["type": .string(plan.object.name), "url": .string("/services/data/v\(version)/sobjects/\(plan.object.name)/\(record.id)")]
+            for item in plan.query.select {
+                guard case .field(let path) = item else { continue }
+                Self.place(plan.components(path)[...], from: view, into: &output, version: version)
+            }
+            for (name, value) in children[record.id] ?? [] { output[name] = value }
+            shaped.append(.object(output))
+        }
+        return shaped
+    }
+
+    /// Copies the value at `path` from a view into an output record, creating nested parent
+    /// objects with their own `attributes`.
+    static func place(_ path: ArraySlice<String>, from view: JSONObject, into output: inout JSONObject, version: String) {
+        guard let first = path.first else { return }
+        let key = view.keys.first { $0.lowercased() == first.lowercased() } ?? first
+        if path.count == 1 {
+            output[key] = view[key] ?? .null
+            return
+        }
+        guard case .object(let parentView)? = view[key] else {
+            output[key] = .null
+            return
+        }
+        var nested = output[key]?.objectValue ?? JSONObject()
+        if nested["attributes"] == nil { nested["attributes"] = parentView["attributes"] ?? .null }
+        place(path.dropFirst(), from: parentView, into: &nested, version: version)
+        output[key] = .object(nested)
+    }
+
+    /// Every chain of relationship names a plan's fields go through (`["Account", "Parent"]`).
+    static func relationshipChains(_ plan: QueryPlan) -> [[String]] {
+        var paths: [SOQLFieldPath] = []
+        for item in plan.query.select {
+            if case .field(let path) = item { paths.append(path) }
+            if case .aggregate(let aggregate) = item { paths.append(aggregate.field) }
+        }
+        paths += plan.query.orderBy.map(\.field)
+        func collect(_ condition: SOQLCondition) {
+            switch condition {
+            case .and(let members), .or(let members): members.forEach(collect)
+            case .not(let inner): collect(inner)
+            case .comparison(let comparison): paths.append(comparison.field)
+            }
+        }
+        if let condition = plan.query.whereCondition { collect(condition) }
+        var chains: [[String]] = []
+        for path in paths {
+            let chain = Array(plan.components(path).dropLast())
+            if !chain.isEmpty && !chains.contains(chain) { chains.append(chain) }
+        }
+        return chains
+    }
+
+    /// The record's fields with each needed parent nested under its relationship name.
+    func attachParents(to record: StoredRecord, object: ObjectSchema, chains: [[String]], db: Database,
+                       cache: inout [String: StoredRecord?]) throws -> JSONObject {
+        var view = record.fields
+        view["attributes"] = ["type": .string(object.name), "url": .string("/services/data/v\(OrgEmulator.apiVersions.last!)/sobjects/\(object.name)/\(record.id)")]
+        let groups = Dictionary(grouping: chains.filter { !$0.isEmpty }) { $0[0].lowercased() }
+        for (_, group) in groups {
+            guard let reference = object.relationship(group[0][0]), let parentObject = reference.referenceTo.flatMap({ schema.object($0) }),
+                  let relationshipName = reference.relationshipName else { continue }
+            guard let parentId = record.fields[reference.name]?.stringValue else {
+                view[relationshipName] = .null
+                continue
+            }
+            if cache[parentId] == nil { cache[parentId] = try RecordStore.fetch(db, id: parentId) }
+            guard let parent = cache[parentId] ?? nil else {
+                view[relationshipName] = .null
+                continue
+            }
+            let rest = group.map { Array($0.dropFirst()) }.filter { !$0.isEmpty }
+            view[relationshipName] = .object(try attachParents(to: parent, object: parentObject, chains: rest, db: db, cache: &cache))
+        }
+        return view
+    }
+
+    /// The condition with the FROM alias removed from its field paths.
+    static func strippingAlias(_ condition: SOQLCondition, _ plan: QueryPlan) -> SOQLCondition {
+        guard plan.query.from.alias != nil else { return condition }
+        switch condition {
+        case .and(let members): return .and(members.map { strippingAlias($0, plan) })
+        case .or(let members): return .or(members.map { strippingAlias($0, plan) })
+        case .not(let inner): return .not(strippingAlias(inner, plan))
+        case .comparison(var comparison):
+            comparison.field = (try? SOQLFieldPath(plan.components(comparison.field).joined(separator: "."))) ?? comparison.field
+            return .comparison(comparison)
+        }
+    }
+
+    /// One AggregateResult row: `expr0`, `expr1`… or the aliases.
+    func aggregateRow(_ plan: QueryPlan, views: [JSONObject]) -> JSONValue {
+        var row = JSONObject()
+        row["attributes"] = ["type": "AggregateResult"]
+        var unnamed = 0
+        for item in plan.query.select {
+            guard case .aggregate(let aggregate) = item else { continue }
+            let path = (try? SOQLFieldPath(plan.components(aggregate.field).joined(separator: "."))) ?? aggregate.field
+            let values = views.map { SOQLEvaluator.nestedValue(in: $0, at: path) ?? .null }.filter { !$0.isNull }
+            let name = aggregate.alias ?? "expr\(unnamed)"
+            if aggregate.alias == nil { unnamed += 1 }
+            let numbers = values.compactMap(\.doubleValue)
+            switch aggregate.function {
+            case .count: row[name] = .integer(Int64(values.count))
+            case .countDistinct: row[name] = .integer(Int64(Set(values.map { $0.stringValue?.lowercased() ?? $0.jsonString }).count))
+            case .sum: row[name] = numbers.isEmpty ? .null : .double(numbers.reduce(0, +))
+            case .avg: row[name] = numbers.isEmpty ? .null : .double(numbers.reduce(0, +) / Double(numbers.count))
+            case .min, .max:
+                let order = SOQLRecordOrder([SOQLOrdering(path, aggregate.function == .min ? .ascending : .descending)])
+                let sorted = views.filter { !(SOQLEvaluator.nestedValue(in: $0, at: path) ?? .null).isNull }.sorted(by: order.areInIncreasingOrder)
+                row[name] = sorted.first.flatMap { SOQLEvaluator.nestedValue(in: $0, at: path) } ?? .null
+            }
+        }
+        return .object(row)
+    }
+}

@@ -1,0 +1,87 @@
+import JSON
+import SOQL
+
+/// A parsed query checked against the schema: its object, and the objects its parent paths and
+/// subqueries reach. Field names are resolved to the schema's spelling.
+struct QueryPlan: Sendable {
+    let query: SOQLQuery
+    let text: String
+    let object: ObjectSchema
+    /// Child subqueries by output name (the relationship name), with the child object.
+    let subqueries: [(name: String, relationship: ChildRelationship, plan: QueryPlan)]
+
+    /// Checks `query` against `schema`, producing INVALID_TYPE / INVALID_FIELD errors positioned in `text`.
+    init(query: SOQLQuery, text: String, schema: OrgSchema, object overrideObject: ObjectSchema? = nil) throws(SOQLError) {
+        self.query = query
+        self.text = text
+        guard let object = overrideObject ?? schema.object(query.from.name) else {
+            throw SOQLError.unsupportedObjectType(query.from.name, at: query.from.position ?? .init(row: 1, column: 1), in: text)
+        }
+        self.object = object
+        var subqueries: [(String, ChildRelationship, QueryPlan)] = []
+        let alias = query.from.alias
+        func check(_ path: SOQLFieldPath) throws(SOQLError) {
+            try Self.resolve(path, from: object, alias: alias, schema: schema, text: text)
+        }
+        for item in query.select {
+            switch item {
+            case .field(let path): try check(path)
+            case .aggregate(let aggregate): try check(aggregate.field)
+            case .count: break
+            case .subquery(let subquery):
+                guard let relationship = object.childRelationship(subquery.from.name), let name = relationship.relationshipName,
+                      let child = schema.object(relationship.childSObject) else {
+                    throw SOQLError(.invalidType,
+                                    "Didn't understand relationship '\(subquery.from.name)' in FROM part of query call. If you are attempting to use a custom relationship, be sure to append the '__r' after the custom relationship name. Please reference your WSDL or the describe call for the appropriate names.",
+                                    at: subquery.from.position ?? .init(row: 1, column: 1), in: text)
+                }
+                subqueries.append((name, relationship, try QueryPlan(query: subquery, text: text, schema: schema, object: child)))
+            }
+        }
+        if let condition = query.whereCondition { try Self.checkCondition(condition, object: object, alias: alias, schema: schema, text: text) }
+        for ordering in query.orderBy { try check(ordering.field) }
+        self.subqueries = subqueries
+    }
+
+    static func checkCondition(_ condition: SOQLCondition, object: ObjectSchema, alias: String?, schema: OrgSchema, text: String) throws(SOQLError) {
+        switch condition {
+        case .and(let members), .or(let members):
+            for member in members { try checkCondition(member, object: object, alias: alias, schema: schema, text: text) }
+        case .not(let inner):
+            try checkCondition(inner, object: object, alias: alias, schema: schema, text: text)
+        case .comparison(let comparison):
+            try resolve(comparison.field, from: object, alias: alias, schema: schema, text: text)
+            if case .subquery(let subquery) = comparison.operand {
+                _ = try QueryPlan(query: subquery, text: text, schema: schema)
+            }
+        }
+    }
+
+    /// Checks a field path: each relationship must exist, then the field on the object reached.
+    @discardableResult
+    static func resolve(_ path: SOQLFieldPath, from object: ObjectSchema, alias: String?, schema: OrgSchema, text: String)
+        throws(SOQLError) -> FieldSchema
+    {
+        var components = Array(path.components)
+        if let alias, components.count > 1, components[0].lowercased() == alias.lowercased() { components.removeFirst() }
+        var current = object
+        let position = path.position ?? .init(row: 1, column: 1)
+        for name in components.dropLast() {
+            guard let reference = current.relationship(name), let target = reference.referenceTo.flatMap({ schema.object($0) }) else {
+                throw SOQLError.noSuchColumn(name, onEntity: current.name, at: position, in: text)
+            }
+            current = target
+        }
+        guard let field = current.field(components.last!) else {
+            throw SOQLError.noSuchColumn(components.last!, onEntity: current.name, at: position, in: text)
+        }
+        return field
+    }
+
+    /// The path without the FROM alias.
+    func components(_ path: SOQLFieldPath) -> [String] {
+        var components = Array(path.components)
+        if let alias = query.from.alias, components.count > 1, components[0].lowercased() == alias.lowercased() { components.removeFirst() }
+        return components
+    }
+}
