@@ -75,6 +75,8 @@ extension OrgEngine {
                 return try tree(request, version: version, type: parts[2])
             case (_, "composite") where parts.count >= 2 && parts[1] == "sobjects":
                 return try collections(request, version: version, parts: Array(parts.dropFirst(2)))
+            case (_, "jobs"):
+                return try bulk(request, version: version, parts: Array(parts.dropFirst()))
             default:
                 return .error(.notFound)
             }

@@ -26,6 +26,8 @@ actor OrgEngine {
     var remainingBurst = 0
     var cursors: [String: QueryCursor] = [:]
     var cursorCounter: Int64 = 0
+    var bulkJobs: [String: BulkJob] = [:]
+    var jobCounter: Int64 = 0
     /// The open transaction of the Composite request being run, if any.
     var ambientDatabase: Database?
 
@@ -128,6 +130,7 @@ actor OrgEngine {
         remainingBurst = 0
         requestsSinceExpiry = 0
         cursors = [:]
+        bulkJobs = [:]
     }
 
     func setFaults(_ settings: FaultSettings) {

@@ -38,6 +38,10 @@ struct EmulatorResponse: Sendable {
     static func noContent() -> EmulatorResponse { EmulatorResponse(status: 204) }
 
     static func error(_ error: APIError) -> EmulatorResponse {
+        if error.status == 300 {
+            // Several records match an external id: the body lists their URLs.
+            return json(300, .array(error.message.split(separator: ",").map { .string(String($0)) }))
+        }
         var headers: [(String, String)] = []
         if error.status == 401 { headers.append(("WWW-Authenticate", "Token")) }
         return json(error.status, .array([error.restError]), headers: headers)

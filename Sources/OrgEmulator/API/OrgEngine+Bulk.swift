@@ -1,0 +1,272 @@
+import Foundation
+import GRDB
+import JSON
+import SOQL
+
+/// Bulk API 2.0: ingest jobs (create, upload CSV, close, results) and query jobs (results paged
+/// with `Sforce-Locator` and `Sforce-NumberOfRecords`).
+extension OrgEngine {
+    static let ingestOperations = ["insert", "update", "upsert", "delete", "hardDelete"]
+
+    func bulk(_ request: EmulatorRequest, version: String, parts: [String]) throws(APIError) -> EmulatorResponse {
+        guard let kindName = parts.first, let kind = BulkJob.Kind(rawValue: kindName) else { throw APIError.notFound }
+        switch (request.method, parts.count) {
+        case ("POST", 1):
+            return .json(200, try createJob(kind, request: request, version: version).info)
+        case ("GET", 1):
+            let jobs = bulkJobs.values.filter { $0.kind == kind }.sorted { $0.id < $1.id }
+            return .json(200, ["done": true, "records": .array(jobs.map(\.info)), "nextRecordsUrl": .null])
+        default:
+            break
+        }
+        guard parts.count >= 2, var job = bulkJobs[parts[1]], job.kind == kind else { throw APIError.notFound }
+        switch (request.method, parts.count, parts.count > 2 ? parts[2].lowercased() : "") {
+        case ("GET", 2, _):
+            return .json(200, job.info)
+        case ("PUT", 3, "batches") where kind == .ingest:
+            guard job.state == "Open" else {
+                throw APIError(409, "INVALIDJOBSTATE", "Job is not in the Open state: \(job.state)")
+            }
+            job.uploaded += String(decoding: request.body, as: UTF8.self)
+            bulkJobs[job.id] = job
+            return EmulatorResponse(status: 201)
+        case ("PATCH", 2, _):
+            guard let state = try request.jsonBody()["state"]?.stringValue else { throw APIError.badJSON("'state' is required") }
+            switch state {
+            case "UploadComplete" where kind == .ingest && job.state == "Open":
+                job.state = "UploadComplete"
+                let response = job.info
+                job = processIngest(job)
+                bulkJobs[job.id] = job
+                return .json(200, response)
+            case "Aborted" where !["JobComplete", "Failed", "Aborted"].contains(job.state):
+                job.state = "Aborted"
+                job.systemModstamp = clock.now()
+                bulkJobs[job.id] = job
+                return .json(200, job.info)
+            default:
+                throw APIError(409, "INVALIDJOBSTATE", "Cannot change job state from \(job.state) to \(state)")
+            }
+        case ("DELETE", 2, _):
+            guard ["UploadComplete", "JobComplete", "Aborted", "Failed"].contains(job.state) else {
+                throw APIError(409, "INVALIDJOBSTATE", "Cannot delete a job in state \(job.state)")
+            }
+            bulkJobs[job.id] = nil
+            return .noContent()
+        case ("GET", 3, "successfulresults") where kind == .ingest:
+            return csv(job, header: ["sf__Id", "sf__Created"], rows: job.successful)
+        case ("GET", 3, "failedresults") where kind == .ingest:
+            return csv(job, header: ["sf__Id", "sf__Error"], rows: job.failed)
+        case ("GET", 3, "unprocessedrecords") where kind == .ingest:
+            return csv(job, header: [], rows: job.unprocessed)
+        case ("GET", 3, "results") where kind == .query:
+            return try queryResults(job, request: request)
+        default:
+            throw APIError.notFound
+        }
+    }
+
+    private func createJob(_ kind: BulkJob.Kind, request: EmulatorRequest, version: String) throws(APIError) -> BulkJob {
+        let body = try request.jsonBody()
+        let columnDelimiter = body["columnDelimiter"]?.stringValue ?? "COMMA"
+        guard CSVCodec.delimiter(named: columnDelimiter) != nil else {
+            throw APIError(400, "INVALIDJOB", "Invalid columnDelimiter: \(columnDelimiter)")
+        }
+        let lineEnding = body["lineEnding"]?.stringValue ?? "LF"
+        guard lineEnding == "LF" || lineEnding == "CRLF" else { throw APIError(400, "INVALIDJOB", "Invalid lineEnding: \(lineEnding)") }
+        jobCounter += 1
+        let now = clock.now()
+        let id = SalesforceId.make(prefix: "750", counter: jobCounter)
+        if kind == .ingest {
+            guard let objectName = body["object"]?.stringValue else { throw APIError(400, "INVALIDJOB", "InvalidJob : object is required") }
+            let object = try object(named: objectName)
+            guard let operation = body["operation"]?.stringValue, Self.ingestOperations.contains(operation) else {
+                throw APIError(400, "INVALIDJOB", "InvalidJob : operation must be one of \(Self.ingestOperations.joined(separator: ", "))")
+            }
+            let externalId = body["externalIdFieldName"]?.stringValue
+            if operation == "upsert" && externalId == nil {
+                throw APIError(400, "INVALIDJOB", "InvalidJob : External ID was blank for \(object.name). An External ID must be specified for upsert.")
+            }
+            let job = BulkJob(id: id, kind: .ingest, operation: operation, object: object.name, externalIdFieldName: externalId, state: "Open",
+                              columnDelimiter: columnDelimiter, lineEnding: lineEnding, createdDate: now, systemModstamp: now, apiVersion: version)
+            bulkJobs[id] = job
+            return job
+        }
+        guard let text = body["query"]?.stringValue else { throw APIError(400, "INVALIDJOB", "InvalidJob : query is required") }
+        let operation = body["operation"]?.stringValue ?? "query"
+        guard operation == "query" || operation == "queryAll" else { throw APIError(400, "INVALIDJOB", "InvalidJob : operation must be query or queryAll") }
+        let plan: QueryPlan
+        do {
+            plan = try QueryPlan(query: try SOQL.parseQuery(text), text: text, schema: schema)
+        } catch {
+            throw APIError(400, "API_ERROR", error.message)
+        }
+        guard plan.subqueries.isEmpty, plan.query.select.allSatisfy({ if case .field = $0 { return true }; return false }) else {
+            throw APIError(400, "API_ERROR", "FeatureNotEnabled : Bulk API 2.0 query jobs do not support subqueries or aggregates")
+        }
+        let (_, views) = try matchingRecords(plan, includeDeleted: operation == "queryAll", parentIds: nil)
+        var job = BulkJob(id: id, kind: .query, operation: operation, object: plan.object.name, state: "JobComplete",
+                          columnDelimiter: columnDelimiter, lineEnding: lineEnding, createdDate: now, systemModstamp: now, apiVersion: version)
+        job.query = text
+        let paths: [SOQLFieldPath] = plan.query.select.compactMap {
+            guard case .field(let path) = $0 else { return nil }
+            return (try? SOQLFieldPath(plan.components(path).joined(separator: "."))) ?? path
+        }
+        job.resultHeader = paths.map(\.description)
+        job.resultRows = views.map { view in paths.map { Self.csvValue(SOQLEvaluator.nestedValue(in: view, at: $0)) } }
+        bulkJobs[id] = job
+        var response = job
+        response.state = "UploadComplete"
+        return response
+    }
+
+    static func csvValue(_ value: JSONValue?) -> String {
+        switch value ?? .null {
+        case .null: return ""
+        case .string(let text): return text
+        case .bool(let bool): return bool ? "true" : "false"
+        case .integer(let number): return String(number)
+        case .double(let number): return number.rounded() == number && abs(number) < 1e15 ? String(Int64(number)) : "\(number)"
+        case let other: return other.jsonString
+        }
+    }
+
+    /// Runs every uploaded row, each in its own savepoint: failures go to failedResults with
+    /// `CODE:message:fields --`, the rest to successfulResults.
+    private func processIngest(_ input: BulkJob) -> BulkJob {
+        var job = input
+        job.systemModstamp = clock.now()
+        let rows: [[String]]
+        do {
+            rows = try CSVCodec.parse(job.uploaded, delimiter: job.delimiter)
+        } catch {
+            job.state = "Failed"
+            job.errorMessage = "InvalidBatch : Failed to parse CSV. Line \(error.line): \(error.message)"
+            return job
+        }
+        guard let header = rows.first else {
+            job.state = "Failed"
+            job.errorMessage = "InvalidBatch : No content"
+            return job
+        }
+        job.header = header
+        let object = schema.object(job.object)!
+        for column in header {
+            let name = column.split(separator: ".").first.map(String.init) ?? column
+            if object.field(name) == nil && object.relationship(name) == nil {
+                job.state = "Failed"
+                job.errorMessage = "InvalidBatch : Field name not found : \(column)"
+                job.unprocessed = [header] + rows.dropFirst()
+                return job
+            }
+        }
+        if (job.operation == "delete" || job.operation == "hardDelete" || job.operation == "update") && !header.contains(where: { $0.lowercased() == "id" }) {
+            job.state = "Failed"
+            job.errorMessage = "InvalidBatch : Field name not found : Id"
+            return job
+        }
+        let version = job.apiVersion
+        for row in rows.dropFirst() where !(row.count == 1 && row[0].isEmpty) {
+            var fields = JSONObject()
+            var id = ""
+            for (column, value) in zip(header, row) {
+                if column.lowercased() == "id" { id = value; continue }
+                if value.isEmpty { continue }
+                fields[column] = value == "#N/A" ? .null : .string(value)
+            }
+            do {
+                var created = false
+                try writeBlock { db in
+                    do {
+                        let resolved = try self.resolveRelationshipColumns(fields, object: object, db: db)
+                        switch job.operation {
+                        case "insert":
+                            id = try self.createRecord(db, object: object, input: resolved)
+                            created = true
+                        case "update":
+                            try self.updateRecord(db, object: object, id: id, input: resolved)
+                        case "upsert":
+                            let key = job.externalIdFieldName!
+                            let value = key.lowercased() == "id" ? id : (resolved[key]?.stringValue ?? "")
+                            let result = try self.upsertRecord(db, object: object, fieldName: key, value: value, input: resolved, version: version)
+                            (id, created) = (result.id, result.created)
+                        default:
+                            try self.deleteRecord(db, object: object, id: id)
+                        }
+                    } catch let error as APIError {
+                        throw TransactionAbort(error: error)
+                    }
+                }
+                job.successful.append([id, created ? "true" : "false"] + row)
+            } catch let abort as TransactionAbort {
+                let fields = (abort.error.fields ?? []).joined(separator: ",")
+                job.failed.append([id, "\(abort.error.errorCode):\(abort.error.message):\(fields) --"] + row)
+            } catch {
+                job.failed.append([id, "UNKNOWN_EXCEPTION:\(error):--"] + row)
+            }
+        }
+        job.state = "JobComplete"
+        return job
+    }
+
+    /// Turns `Account.External_Id__c` columns into the lookup field's id.
+    private func resolveRelationshipColumns(_ fields: JSONObject, object: ObjectSchema, db: Database) throws(APIError) -> JSONObject {
+        var resolved = JSONObject()
+        for (column, value) in fields {
+            let parts = column.split(separator: ".", maxSplits: 1).map(String.init)
+            guard parts.count == 2, let reference = object.relationship(parts[0]),
+                  let parent = reference.referenceTo.flatMap({ schema.object($0) }) else {
+                resolved[column] = value
+                continue
+            }
+            guard let key = value.stringValue else { resolved[reference.name] = .null; continue }
+            let ids = (try? String.fetchAll(db, sql: """
+                SELECT id FROM records WHERE type = ? AND isDeleted = 0 AND lower(json_extract(data, ?)) = lower(?) LIMIT 2
+                """, arguments: [parent.name, "$.\(parent.field(parts[1])?.name ?? parts[1])", key])) ?? []
+            guard ids.count == 1 else {
+                throw APIError(400, "INVALID_FIELD", "Foreign key external ID: \(key) not found for field \(parts[1]) in entity \(parent.name)", fields: [reference.name])
+            }
+            resolved[reference.name] = .string(ids[0])
+        }
+        return resolved
+    }
+
+    private func csv(_ job: BulkJob, header: [String], rows: [[String]]) -> EmulatorResponse {
+        var lines: [String] = []
+        if !job.header.isEmpty || !header.isEmpty {
+            lines.append((header.map { "\"\($0)\"" } + [CSVCodec.line(job.header, delimiter: job.delimiter)].filter { !$0.isEmpty })
+                .joined(separator: String(job.delimiter)))
+        }
+        for row in rows {
+            let prefix = Array(row.prefix(header.count))
+            let rest = Array(row.dropFirst(header.count))
+            let cells = [CSVCodec.line(prefix, delimiter: job.delimiter, quoteAll: true), CSVCodec.line(rest, delimiter: job.delimiter)].filter { !$0.isEmpty }
+            lines.append(cells.joined(separator: String(job.delimiter)))
+        }
+        return .text(200, lines.map { $0 + job.newline }.joined(), contentType: "text/csv")
+    }
+
+    private func queryResults(_ job: BulkJob, request: EmulatorRequest) throws(APIError) -> EmulatorResponse {
+        guard job.state == "JobComplete" else { throw APIError(412, "JOB_NOT_COMPLETE", "The job is not complete") }
+        var offset = 0
+        if let locator = request.query["locator"], !locator.isEmpty, locator != "null" {
+            let padded = locator + String(repeating: "=", count: (4 - locator.count % 4) % 4)
+            guard let data = Data(base64Encoded: padded), let value = Int(String(decoding: data, as: UTF8.self)) else {
+                throw APIError(400, "INVALIDLOCATOR", "Invalid locator: \(locator)")
+            }
+            offset = value
+        }
+        let maxRecords = Int(request.query["maxRecords"] ?? "") ?? 50000
+        let end = min(job.resultRows.count, offset + max(1, maxRecords))
+        var text = CSVCodec.line(job.resultHeader, delimiter: job.delimiter, quoteAll: true) + job.newline
+        for row in job.resultRows[min(offset, end)..<end] {
+            text += CSVCodec.line(row, delimiter: job.delimiter, quoteAll: true) + job.newline
+        }
+        let next = end < job.resultRows.count
+            ? Data(String(end).utf8).base64EncodedString().trimmingCharacters(in: CharacterSet(charactersIn: "="))
+            : "null"
+        var response = EmulatorResponse.text(200, text, contentType: "text/csv")
+        response.headers += [("Sforce-Locator", next), ("Sforce-NumberOfRecords", String(end - min(offset, end)))]
+        return response
+    }
+}

@@ -1,0 +1,167 @@
+"""Conformance: the unchanged simple-salesforce client against the org emulator.
+
+Starts `pipeline emulator` on a free port with the sample seed and drives it through
+simple-salesforce's public API. The only accommodation is the transport: simple-salesforce always
+builds https:// URLs, so the session downgrades them to http:// for the loopback emulator (the
+approach documented in shared/reference/salesforce-rest.md §9). Run with pytest; PIPELINE_BIN
+names the binary (default .build/debug/pipeline).
+"""
+import csv
+import io
+import os
+import subprocess
+
+import pytest
+import requests
+from simple_salesforce import Salesforce
+from simple_salesforce.exceptions import SalesforceMalformedRequest, SalesforceResourceNotFound
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BINARY = os.environ.get("PIPELINE_BIN", os.path.join(ROOT, ".build", "debug", "pipeline"))
+SEED = os.path.join(ROOT, "samples", "org", "seed.json")
+
+
+class Downgrade(requests.adapters.HTTPAdapter):
+    """Sends simple-salesforce's https:// requests to the plain-http loopback emulator."""
+
+    def send(self, request, **kwargs):
+        request.url = "http://" + request.url.split("://", 1)[1]
+        return super().send(request, **kwargs)
+
+
+@pytest.fixture()
+def emulator():
+    process = subprocess.Popen([BINARY, "emulator", "--port", "0", "--seed", SEED],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        line = process.stdout.readline().strip()
+        fields = dict(part.split("=", 1) for part in line.split(" "))
+        yield fields
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@pytest.fixture()
+def sf(emulator):
+    """Logs in with the OAuth password flow, as a user of a connected app would."""
+    session = requests.Session()
+    host = emulator["instance_url"].split("://", 1)[1]
+
+    class ToEmulator(Downgrade):
+        # simple-salesforce logs in at https://login.salesforce.com; send that to the emulator too.
+        def send(self, request, **kwargs):
+            rest = request.url.split("://", 1)[1]
+            request.url = "https://" + host + (rest[rest.index("/"):] if "/" in rest else "/")
+            return super().send(request, **kwargs)
+
+    session.mount("https://", ToEmulator())
+    return Salesforce(username="demo@syncpipeline.dev", password="demo-password",
+                      consumer_key="demo-client", consumer_secret="demo-secret", session=session)
+
+
+def test_login_and_query(sf):
+    result = sf.query("SELECT Id, Name FROM Account ORDER BY Name")
+    assert result["totalSize"] == 3
+    assert [r["Name"] for r in result["records"]] == ["Acme Corporation", "Globex", "Initech"]
+    assert result["records"][0]["attributes"]["type"] == "Account"
+    assert sf.api_usage["api-usage"].used >= 1
+
+
+def test_query_all_across_pages(sf):
+    records = [{"attributes": {"type": "Account"}, "Name": f"Bulk Co {i:04d}"} for i in range(2100)]
+    for start in range(0, len(records), 200):
+        results = sf.restful("composite/sobjects", method="POST",
+                             json={"allOrNone": False, "records": records[start:start + 200]})
+        assert all(r["success"] for r in results)
+    first = sf.query("SELECT Id FROM Account")
+    assert first["done"] is False and "nextRecordsUrl" in first
+    assert len(first["records"]) == 2000
+    everything = sf.query_all("SELECT Id, Name FROM Account WHERE Name LIKE 'Bulk Co%'")
+    assert everything["totalSize"] == 2100
+    assert len({r["Id"] for r in everything["records"]}) == 2100
+
+
+def test_query_all_includes_deleted(sf):
+    created = sf.Account.create({"Name": "Short lived"})
+    sf.Account.delete(created["id"])
+    live = sf.query("SELECT Id FROM Account WHERE Name = 'Short lived'")
+    assert live["totalSize"] == 0
+    deleted = sf.query_all("SELECT Id, IsDeleted FROM Account WHERE Name = 'Short lived'", include_deleted=True)
+    assert deleted["totalSize"] == 1 and deleted["records"][0]["IsDeleted"] is True
+
+
+def test_crud(sf):
+    created = sf.Account.create({"Name": "Conformance Inc", "NumberOfEmployees": "42"})
+    assert created["success"] is True and len(created["id"]) == 18
+    record = sf.Account.get(created["id"])
+    assert record["Name"] == "Conformance Inc" and record["NumberOfEmployees"] == 42
+    assert sf.Account.update(created["id"], {"Industry": "Energy"}) == 204
+    assert sf.Account.get(created["id"])["Industry"] == "Energy"
+    assert sf.Account.delete(created["id"]) == 204
+    with pytest.raises(SalesforceResourceNotFound) as error:
+        sf.Account.get(created["id"])
+    assert error.value.content[0]["errorCode"] == "ENTITY_IS_DELETED"
+
+
+def test_validation_errors(sf):
+    with pytest.raises(SalesforceMalformedRequest) as error:
+        sf.Contact.create({"FirstName": "No last name"})
+    assert error.value.content[0]["errorCode"] == "REQUIRED_FIELD_MISSING"
+    assert error.value.content[0]["fields"] == ["LastName"]
+
+
+def test_upsert_by_external_id(sf):
+    assert sf.Account.upsert("External_Id__c/CONF-1", {"Name": "Upserted"}) == 201
+    assert sf.Account.upsert("External_Id__c/CONF-1", {"Name": "Upserted again"}) == 200
+    record = sf.Account.get_by_custom_id("External_Id__c", "CONF-1")
+    assert record["Name"] == "Upserted again"
+
+
+def test_composite_through_restful(sf):
+    response = sf.restful("composite", method="POST", json={
+        "allOrNone": True,
+        "compositeRequest": [
+            {"method": "POST", "url": "/services/data/v59.0/sobjects/Account", "referenceId": "newAccount",
+             "body": {"Name": "Composite Parent"}},
+            {"method": "POST", "url": "/services/data/v59.0/sobjects/Contact", "referenceId": "newContact",
+             "body": {"LastName": "Composite Child", "AccountId": "@{newAccount.id}"}},
+            {"method": "GET", "url": "/services/data/v59.0/query?q=SELECT+Id,Account.Name+FROM+Contact+WHERE+LastName='Composite Child'",
+             "referenceId": "check"},
+        ]})
+    statuses = [r["httpStatusCode"] for r in response["compositeResponse"]]
+    assert statuses == [201, 201, 200]
+    check = response["compositeResponse"][2]["body"]
+    assert check["records"][0]["Account"]["Name"] == "Composite Parent"
+
+
+def test_bulk2_insert(sf):
+    records = [{"Name": f"Bulk2 {i}", "External_Id__c": f"B2-{i}"} for i in range(25)]
+    records.append({"Name": "", "External_Id__c": "B2-missing-name"})
+    results = sf.bulk2.Account.insert(records=records, wait=0)
+    assert results[0]["numberRecordsProcessed"] == 26
+    assert results[0]["numberRecordsFailed"] == 1
+    job_id = results[0]["job_id"]
+    failed = list(csv.DictReader(io.StringIO(sf.bulk2.Account.get_failed_records(job_id))))
+    assert len(failed) == 1 and failed[0]["sf__Error"].startswith("REQUIRED_FIELD_MISSING:")
+    succeeded = list(csv.DictReader(io.StringIO(sf.bulk2.Account.get_successful_records(job_id))))
+    assert len(succeeded) == 25 and all(row["sf__Created"] == "true" for row in succeeded)
+    assert sf.query("SELECT COUNT() FROM Account WHERE Name LIKE 'Bulk2%'")["totalSize"] == 25
+
+
+def test_bulk2_query(sf):
+    rows = list(sf.bulk2.Contact.query("SELECT Id, LastName, Account.Name FROM Contact ORDER BY LastName", wait=0))
+    text = "".join(rows)
+    parsed = list(csv.DictReader(io.StringIO(text)))
+    assert [row["LastName"] for row in parsed] == ["Coyote", "Runner", "Scorpio"]
+    assert parsed[0]["Account.Name"] == "Acme Corporation"
+
+
+def test_describe_and_limits(sf):
+    describe = sf.Contact.describe()
+    names = {field["name"] for field in describe["fields"]}
+    assert {"Id", "LastName", "AccountId", "CreatedDate"} <= names
+    assert describe["keyPrefix"] == "003"
+    account = sf.Account.describe()
+    assert {"Contacts", "Opportunities"} <= {r["relationshipName"] for r in account["childRelationships"]}
+    assert sf.limits()["DailyApiRequests"]["Max"] == 15000
