@@ -59,6 +59,8 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
             path: "Benchmarks/SoupBenchmark"),
+        .executableTarget(
+            name: "EmulatorBenchmark", dependencies: ["OrgEmulator", "JSON"], path: "Benchmarks/EmulatorBenchmark"),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "SOQLTests", dependencies: ["SOQL", "JSON"]),
         .testTarget(name: "OrgEmulatorTests", dependencies: ["OrgEmulator", "SOQL", "JSON"]),

@@ -118,10 +118,11 @@ public final class OrgEmulator: Sendable {
 }
 
 extension OrgEmulator {
-    /// Server diagnostics go to stderr, warnings and worse only: stdout carries the start line.
+    /// Server diagnostics go to stderr, critical ones only: stdout carries the start line, and
+    /// cancelling the server (how it stops) makes HummingbirdCore log shutdown noise at error level.
     static var logger: Logger {
         var logger = Logger(label: "org-emulator") { StreamLogHandler.standardError(label: $0) }
-        logger.logLevel = .warning
+        logger.logLevel = .critical
         return logger
     }
 }
