@@ -20,6 +20,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1", traits: ["FullFoundation"]),
         .package(url: "https://github.com/apple/swift-http-types", exact: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-crypto", exact: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-certificates", exact: "1.21.1"),
     ],
     targets: [
         .executableTarget(name: "pipeline", dependencies: ["PipelineCLI"]),
@@ -50,6 +52,8 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
             ]),
         .executableTarget(
             name: "SoupBenchmark",
@@ -63,7 +67,13 @@ let package = Package(
             name: "EmulatorBenchmark", dependencies: ["OrgEmulator", "JSON"], path: "Benchmarks/EmulatorBenchmark"),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "SOQLTests", dependencies: ["SOQL", "JSON"]),
-        .testTarget(name: "OrgEmulatorTests", dependencies: ["OrgEmulator", "SOQL", "JSON"]),
+        .testTarget(
+            name: "OrgEmulatorTests",
+            dependencies: [
+                "OrgEmulator", "SOQL", "JSON",
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+            ]),
         .testTarget(name: "SoupsTests", dependencies: ["Soups", "JSON"]),
         .testTarget(name: "StagesTests", dependencies: ["Stages", "Soups", "JSON"]),
         .testTarget(name: "PipelineCLITests", dependencies: ["PipelineCLI", "Stages", "Soups", "JSON"]),

@@ -1,7 +1,7 @@
 import Foundation
 import JSON
 
-/// `/services/oauth2/token` (password, refresh_token, client_credentials) and `userinfo`, with
+/// `/services/oauth2/token` (password, refresh_token, client_credentials, JWT bearer) and `userinfo`, with
 /// Salesforce's error bodies (`{"error", "error_description"}`, HTTP 400).
 extension OrgEngine {
     func handleOAuth(_ request: EmulatorRequest, parts: [String]) -> EmulatorResponse {
@@ -57,7 +57,13 @@ extension OrgEngine {
             }
             return issue(for: user, refresh: false, scope: "api")
         case "urn:ietf:params:oauth:grant-type:jwt-bearer":
-            return oauthError("invalid_grant", "user hasn't approved this consumer")
+            guard let assertion = form["assertion"] else { return oauthError("invalid_request", "assertion is required") }
+            let verifier = JWTBearerVerifier(
+                audiences: ["https://login.salesforce.com", "https://test.salesforce.com", instanceURL], now: clock.now() / 1000)
+            switch verifier.verify(assertion, users: users) {
+            case .success(let user): return issue(for: user, refresh: false, scope: "api")
+            case .failure(let rejection): return oauthError("invalid_grant", rejection.description)
+            }
         default:
             return oauthError("unsupported_grant_type", "grant type not supported")
         }
