@@ -1,9 +1,12 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
 import JSON
 import Logging
 import NIOCore
+import NIOSSL
 
 /// The org emulator: an HTTP server speaking the Salesforce REST API over SQLite (SPEC §7).
 ///
@@ -27,9 +30,13 @@ public final class OrgEmulator: Sendable {
         public var accessToken: String?
         public var faultsPath: String?
         public var latencyMs: Int?
+        /// PEM certificate chain and private key: serve HTTPS instead of HTTP.
+        public var tlsCertificatePath: String?
+        public var tlsKeyPath: String?
 
         public init(host: String = "127.0.0.1", port: Int = 0, databasePath: String? = nil, seedPath: String? = nil,
-                    accessToken: String? = nil, faultsPath: String? = nil, latencyMs: Int? = nil) {
+                    accessToken: String? = nil, faultsPath: String? = nil, latencyMs: Int? = nil,
+                    tlsCertificatePath: String? = nil, tlsKeyPath: String? = nil) {
             self.host = host
             self.port = port
             self.databasePath = databasePath
@@ -37,6 +44,8 @@ public final class OrgEmulator: Sendable {
             self.accessToken = accessToken
             self.faultsPath = faultsPath
             self.latencyMs = latencyMs
+            self.tlsCertificatePath = tlsCertificatePath
+            self.tlsKeyPath = tlsKeyPath
         }
     }
 
@@ -103,17 +112,38 @@ public final class OrgEmulator: Sendable {
         try await applyStartFaults()
         let engine = self.engine
         let host = configuration.host
+        let server = try makeServerBuilder()
+        let scheme = configuration.tlsCertificatePath == nil ? "http" : "https"
         let application = Application(
             responder: EmulatorResponder(engine: engine),
+            server: server,
             configuration: .init(address: .hostname(host, port: configuration.port), serverName: "SyncPipeline-OrgEmulator"),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? 0
-                let url = "http://\(host):\(port)"
+                let url = "\(scheme)://\(host):\(port)"
                 await engine.setInstanceURL(url)
                 await onRunning(url)
             },
             logger: Self.logger)
         try await application.runService(gracefulShutdownSignals: [])
+    }
+
+    /// Plain HTTP/1.1, or HTTPS with `--tls-cert` and `--tls-key`.
+    private func makeServerBuilder() throws(StartError) -> HTTPServerBuilder {
+        switch (configuration.tlsCertificatePath, configuration.tlsKeyPath) {
+        case (nil, nil):
+            return .http1()
+        case (let certificatePath?, let keyPath?):
+            do {
+                let chain = try NIOSSLCertificate.fromPEMFile(certificatePath).map { NIOSSLCertificateSource.certificate($0) }
+                let key = try NIOSSLPrivateKey(file: keyPath, format: .pem)
+                return try .tls(.http1(), tlsConfiguration: .makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key)))
+            } catch {
+                throw StartError(description: "\(certificatePath), \(keyPath): cannot load the TLS certificate and key (\(error))")
+            }
+        default:
+            throw StartError(description: "--tls-cert and --tls-key go together")
+        }
     }
 }
 

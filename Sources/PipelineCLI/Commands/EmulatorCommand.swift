@@ -33,12 +33,18 @@ struct EmulatorCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Faults to inject from the start (the JSON of POST /emulator/faults).", valueName: "FILE"))
     var faults: String?
 
+    @Option(help: ArgumentHelp("Serve HTTPS with this PEM certificate chain (with --tls-key).", valueName: "PEM"))
+    var tlsCert: String?
+
+    @Option(help: ArgumentHelp("The PEM private key of --tls-cert.", valueName: "PEM"))
+    var tlsKey: String?
+
     func run() async throws {
         let emulator: OrgEmulator
         do {
             emulator = try OrgEmulator(configuration: .init(
                 host: host, port: port, databasePath: database, seedPath: seed, accessToken: accessToken,
-                faultsPath: faults, latencyMs: latencyMs))
+                faultsPath: faults, latencyMs: latencyMs, tlsCertificatePath: tlsCert, tlsKeyPath: tlsKey))
         } catch {
             Console.error("error: \(error.description)")
             throw ExitCode(2)
