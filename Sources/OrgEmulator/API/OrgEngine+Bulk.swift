@@ -110,7 +110,7 @@ extension OrgEngine {
         job.query = text
         let paths: [SOQLFieldPath] = plan.query.select.compactMap {
             guard case .field(let path) = $0 else { return nil }
-            return (try? SOQLFieldPath(plan.components(path).joined(separator: "."))) ?? path
+            return path
         }
         job.resultHeader = paths.map(\.description)
         job.resultRows = views.map { view in paths.map { Self.csvValue(SOQLEvaluator.nestedValue(in: view, at: $0)) } }

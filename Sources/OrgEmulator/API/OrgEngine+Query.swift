@@ -74,17 +74,13 @@ extension OrgEngine {
                 let evaluator = SOQLEvaluator(nowMilliseconds: clock.now(), subqueryValues: { query in semiJoins[query] ?? [] })
                 for record in records {
                     let view = try attachParents(to: record, object: plan.object, chains: chains, db: db, cache: &cache)
-                    if let condition = plan.query.whereCondition, try !evaluator.matches(Self.strippingAlias(condition, plan), record: view) {
+                    if let condition = plan.query.whereCondition, try !evaluator.matches(condition, record: view) {
                         continue
                     }
                     pairs.append((record, view))
                 }
                 if !plan.query.orderBy.isEmpty {
-                    let order = SOQLRecordOrder(plan.query.orderBy.map { ordering in
-                        var stripped = ordering
-                        stripped.field = (try? SOQLFieldPath(plan.components(ordering.field).joined(separator: "."))) ?? ordering.field
-                        return stripped
-                    })
+                    let order = SOQLRecordOrder(plan.query.orderBy)
                     pairs.sort { order.areInIncreasingOrder($0.1, $1.1) }
                 }
                 if let offset = plan.query.offset { pairs = Array(pairs.dropFirst(offset)) }
@@ -189,7 +185,7 @@ extension OrgEngine {
             output["attributes"] = ["type": .string(plan.object.name), "url": .string("/services/data/v\(version)/sobjects/\(plan.object.name)/\(record.id)")]
             for item in plan.query.select {
                 guard case .field(let path) = item else { continue }
-                Self.place(plan.components(path)[...], from: view, into: &output, version: version)
+                Self.place(path.components[...], from: view, into: &output, version: version)
             }
             for (name, value) in children[record.id] ?? [] { output[name] = value }
             shaped.append(.object(output))
@@ -234,7 +230,7 @@ extension OrgEngine {
         if let condition = plan.query.whereCondition { collect(condition) }
         var chains: [[String]] = []
         for path in paths {
-            let chain = Array(plan.components(path).dropLast())
+            let chain = Array(path.components.dropLast())
             if !chain.isEmpty && !chains.contains(chain) { chains.append(chain) }
         }
         return chains
@@ -264,19 +260,6 @@ extension OrgEngine {
         return view
     }
 
-    /// The condition with the FROM alias removed from its field paths.
-    static func strippingAlias(_ condition: SOQLCondition, _ plan: QueryPlan) -> SOQLCondition {
-        guard plan.query.from.alias != nil else { return condition }
-        switch condition {
-        case .and(let members): return .and(members.map { strippingAlias($0, plan) })
-        case .or(let members): return .or(members.map { strippingAlias($0, plan) })
-        case .not(let inner): return .not(strippingAlias(inner, plan))
-        case .comparison(var comparison):
-            comparison.field = (try? SOQLFieldPath(plan.components(comparison.field).joined(separator: "."))) ?? comparison.field
-            return .comparison(comparison)
-        }
-    }
-
     /// One AggregateResult row: `expr0`, `expr1`… or the aliases.
     func aggregateRow(_ plan: QueryPlan, views: [JSONObject]) -> JSONValue {
         var row = JSONObject()
@@ -284,7 +267,7 @@ extension OrgEngine {
         var unnamed = 0
         for item in plan.query.select {
             guard case .aggregate(let aggregate) = item else { continue }
-            let path = (try? SOQLFieldPath(plan.components(aggregate.field).joined(separator: "."))) ?? aggregate.field
+            let path = aggregate.field
             let values = views.map { SOQLEvaluator.nestedValue(in: $0, at: path) ?? .null }.filter { !$0.isNull }
             let name = aggregate.alias ?? "expr\(unnamed)"
             if aggregate.alias == nil { unnamed += 1 }

@@ -19,9 +19,8 @@ struct QueryPlan: Sendable {
         }
         self.object = object
         var subqueries: [(String, ChildRelationship, QueryPlan)] = []
-        let alias = query.from.alias
         func check(_ path: SOQLFieldPath) throws(SOQLError) {
-            try Self.resolve(path, from: object, alias: alias, schema: schema, text: text)
+            try Self.resolve(path, from: object, schema: schema, text: text)
         }
         for item in query.select {
             switch item {
@@ -38,32 +37,32 @@ struct QueryPlan: Sendable {
                 subqueries.append((name, relationship, try QueryPlan(query: subquery, text: text, schema: schema, object: child)))
             }
         }
-        if let condition = query.whereCondition { try Self.checkCondition(condition, object: object, alias: alias, schema: schema, text: text) }
+        if let condition = query.whereCondition { try Self.checkCondition(condition, object: object, schema: schema, text: text) }
         for ordering in query.orderBy { try check(ordering.field) }
         self.subqueries = subqueries
     }
 
-    static func checkCondition(_ condition: SOQLCondition, object: ObjectSchema, alias: String?, schema: OrgSchema, text: String) throws(SOQLError) {
+    static func checkCondition(_ condition: SOQLCondition, object: ObjectSchema, schema: OrgSchema, text: String) throws(SOQLError) {
         switch condition {
         case .and(let members), .or(let members):
-            for member in members { try checkCondition(member, object: object, alias: alias, schema: schema, text: text) }
+            for member in members { try checkCondition(member, object: object, schema: schema, text: text) }
         case .not(let inner):
-            try checkCondition(inner, object: object, alias: alias, schema: schema, text: text)
+            try checkCondition(inner, object: object, schema: schema, text: text)
         case .comparison(let comparison):
-            try resolve(comparison.field, from: object, alias: alias, schema: schema, text: text)
+            try resolve(comparison.field, from: object, schema: schema, text: text)
             if case .subquery(let subquery) = comparison.operand {
                 _ = try QueryPlan(query: subquery, text: text, schema: schema)
             }
         }
     }
 
-    /// Checks a field path: each relationship must exist, then the field on the object reached.
+    /// Checks a field path (the parser has already removed a FROM alias): each relationship must
+    /// exist, then the field on the object reached.
     @discardableResult
-    static func resolve(_ path: SOQLFieldPath, from object: ObjectSchema, alias: String?, schema: OrgSchema, text: String)
+    static func resolve(_ path: SOQLFieldPath, from object: ObjectSchema, schema: OrgSchema, text: String)
         throws(SOQLError) -> FieldSchema
     {
-        var components = Array(path.components)
-        if let alias, components.count > 1, components[0].lowercased() == alias.lowercased() { components.removeFirst() }
+        let components = Array(path.components)
         var current = object
         let position = path.position ?? .init(row: 1, column: 1)
         for name in components.dropLast() {
@@ -76,12 +75,5 @@ struct QueryPlan: Sendable {
             throw SOQLError.noSuchColumn(components.last!, onEntity: current.name, at: position, in: text)
         }
         return field
-    }
-
-    /// The path without the FROM alias.
-    func components(_ path: SOQLFieldPath) -> [String] {
-        var components = Array(path.components)
-        if let alias = query.from.alias, components.count > 1, components[0].lowercased() == alias.lowercased() { components.removeFirst() }
-        return components
     }
 }

@@ -157,12 +157,23 @@ extension OrgEmulator {
     }
 }
 
+/// The request context, keeping the connection so a dropped answer can close it.
+struct EmulatorRequestContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
+    let channel: any Channel
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        channel = source.channel
+    }
+}
+
 /// Bridges Hummingbird requests to the engine.
 struct EmulatorResponder: HTTPResponder {
-    typealias Context = BasicRequestContext
+    typealias Context = EmulatorRequestContext
     let engine: OrgEngine
 
-    func respond(to request: Request, context: BasicRequestContext) async throws -> Response {
+    func respond(to request: Request, context: EmulatorRequestContext) async throws -> Response {
         let buffer = try await request.body.collect(upTo: 200 * 1024 * 1024)
         var headers: [String: String] = [:]
         for field in request.headers { headers[field.name.canonicalName] = field.value }
@@ -172,7 +183,12 @@ struct EmulatorResponder: HTTPResponder {
         let message = EmulatorRequest(method: request.method.rawValue, path: uri.path, query: query, headers: headers,
                                       body: Data(buffer.readableBytesView))
         let response = await engine.handle(message)
-        if response.drop { throw DroppedConnection() }
+        if response.drop {
+            // Hummingbird turns a thrown error into a 500 answer: close the connection first so
+            // the client gets no answer at all.
+            try? await context.channel.close()
+            throw DroppedConnection()
+        }
         var responseHeaders = HTTPFields()
         for (name, value) in response.headers {
             if let fieldName = HTTPField.Name(name) { responseHeaders.append(HTTPField(name: fieldName, value: value)) }
