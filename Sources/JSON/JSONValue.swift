@@ -91,6 +91,12 @@ public enum JSONValue: Sendable, Hashable {
         objectValue?[key]
     }
 
+    /// Reads an element of an array value; `nil` out of bounds and for non-arrays.
+    public subscript(index: Int) -> JSONValue? {
+        guard let array = arrayValue, array.indices.contains(index) else { return nil }
+        return array[index]
+    }
+
     /// Follows a dotted path (`Account.Name`) through nested objects.
     public func value(atPath path: String) -> JSONValue? {
         var current: JSONValue? = self

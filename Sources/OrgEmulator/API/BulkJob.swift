@@ -17,8 +17,8 @@ struct BulkJob: Sendable {
     var createdDate: Int64
     var systemModstamp: Int64
     var apiVersion: String
-    /// Ingest: the CSV uploaded so far.
-    var uploaded = ""
+    /// Ingest: the CSV files uploaded so far, each with its own header row.
+    var uploads: [String] = []
     var header: [String] = []
     var successful: [[String]] = []
     var failed: [[String]] = []

@@ -27,7 +27,7 @@ extension OrgEngine {
             guard job.state == "Open" else {
                 throw APIError(409, "INVALIDJOBSTATE", "Job is not in the Open state: \(job.state)")
             }
-            job.uploaded += String(decoding: request.body, as: UTF8.self)
+            job.uploads.append(String(decoding: request.body, as: UTF8.self))
             bulkJobs[job.id] = job
             return EmulatorResponse(status: 201)
         case ("PATCH", 2, _):
@@ -136,15 +136,28 @@ extension OrgEngine {
     private func processIngest(_ input: BulkJob) -> BulkJob {
         var job = input
         job.systemModstamp = clock.now()
-        let rows: [[String]]
-        do {
-            rows = try CSVCodec.parse(job.uploaded, delimiter: job.delimiter)
-        } catch {
-            job.state = "Failed"
-            job.errorMessage = "InvalidBatch : Failed to parse CSV. Line \(error.line): \(error.message)"
-            return job
+        // Each upload is a CSV file with its own header row; all must have the same columns.
+        var rows: [[String]] = []
+        var header: [String] = []
+        for (offset, upload) in job.uploads.enumerated() {
+            let parsed: [[String]]
+            do {
+                parsed = try CSVCodec.parse(upload, delimiter: job.delimiter)
+            } catch {
+                job.state = "Failed"
+                job.errorMessage = "InvalidBatch : Failed to parse CSV upload \(offset + 1). Line \(error.line): \(error.message)"
+                return job
+            }
+            guard let uploadHeader = parsed.first else { continue }
+            if header.isEmpty { header = uploadHeader }
+            guard uploadHeader == header else {
+                job.state = "Failed"
+                job.errorMessage = "InvalidBatch : upload \(offset + 1) has different columns from the first upload"
+                return job
+            }
+            rows += parsed.dropFirst()
         }
-        guard let header = rows.first else {
+        guard !header.isEmpty else {
             job.state = "Failed"
             job.errorMessage = "InvalidBatch : No content"
             return job
@@ -156,7 +169,7 @@ extension OrgEngine {
             if object.field(name) == nil && object.relationship(name) == nil {
                 job.state = "Failed"
                 job.errorMessage = "InvalidBatch : Field name not found : \(column)"
-                job.unprocessed = [header] + rows.dropFirst()
+                job.unprocessed = rows
                 return job
             }
         }
@@ -166,7 +179,7 @@ extension OrgEngine {
             return job
         }
         let version = job.apiVersion
-        for row in rows.dropFirst() where !(row.count == 1 && row[0].isEmpty) {
+        for row in rows where !(row.count == 1 && row[0].isEmpty) {
             var fields = JSONObject()
             var id = ""
             for (column, value) in zip(header, row) {

@@ -1,0 +1,120 @@
+import Foundation
+import JSON
+import Testing
+
+/// Bulk API 2.0 ingest and query jobs.
+@Suite struct BulkTests {
+    func createIngest(_ emu: EmulatorHarness, _ body: JSONValue) async throws -> String {
+        let reply = try await emu.rest("POST", "/jobs/ingest", json: body)
+        #expect(reply.status == 200, "\(reply.text)")
+        #expect(reply.json["state"] == "Open")
+        #expect(reply.json["jobType"] == "V2Ingest")
+        return try #require(reply.json["id"]?.stringValue)
+    }
+
+    func upload(_ emu: EmulatorHarness, _ id: String, _ csv: String) async throws -> Int {
+        try await emu.send("PUT", "/services/data/v62.0/jobs/ingest/\(id)/batches", body: Data(csv.utf8), contentType: "text/csv").status
+    }
+
+    @Test func insertJobRunsEveryRowAndReportsResults() async throws {
+        try await withEmulator { (emu) async throws in
+            let id = try await createIngest(emu, ["object": "Contact", "operation": "insert", "contentType": "CSV", "lineEnding": "LF"])
+            #expect(id.hasPrefix("750"))
+            #expect(try await upload(emu, id, "LastName,Email,Account.External_Id__c\nBulk One,one@example.com,ACME-1\n") == 201)
+            #expect(try await upload(emu, id, "LastName,Email,Account.External_Id__c\n\"Two, Quoted\",two@example.com,GLOBEX-1\n,missing@example.com,ACME-1\n") == 201)
+            let close = try await emu.rest("PATCH", "/jobs/ingest/\(id)", json: ["state": "UploadComplete"])
+            #expect(close.status == 200)
+            #expect(close.json["state"] == "UploadComplete")
+            let info = try await emu.rest("GET", "/jobs/ingest/\(id)")
+            #expect(info.json["state"] == "JobComplete")
+            #expect(info.json["numberRecordsProcessed"] == 3)
+            #expect(info.json["numberRecordsFailed"] == 1)
+
+            let successes = try await emu.rest("GET", "/jobs/ingest/\(id)/successfulResults/")
+            #expect(successes.header("Content-Type")?.hasPrefix("text/csv") == true)
+            let successLines = successes.text.split(separator: "\n").map(String.init)
+            #expect(successLines[0] == #""sf__Id","sf__Created",LastName,Email,Account.External_Id__c"#)
+            #expect(successLines.count == 3)
+            #expect(successLines[2].hasSuffix(#","true","Two, Quoted",two@example.com,GLOBEX-1"#))
+            let failures = try await emu.rest("GET", "/jobs/ingest/\(id)/failedResults/")
+            let failureLines = failures.text.split(separator: "\n").map(String.init)
+            #expect(failureLines == [#""sf__Id","sf__Error",LastName,Email,Account.External_Id__c"#,
+                                     #""","REQUIRED_FIELD_MISSING:Required fields are missing: [LastName]:LastName --",,missing@example.com,ACME-1"#])
+            // The relationship column resolved the parent by its external id.
+            let globex = try await emu.id("Account", "External_Id__c", "GLOBEX-1")
+            let created = try await emu.id("Contact", "Email", "two@example.com")
+            #expect(try await emu.record("Contact", created)["AccountId"]?.stringValue == globex)
+            #expect(try await emu.rest("DELETE", "/jobs/ingest/\(id)").status == 204)
+            #expect(try await emu.rest("GET", "/jobs/ingest/\(id)").status == 404)
+        }
+    }
+
+    @Test func upsertUpdateAndDeleteJobs() async throws {
+        try await withEmulator { (emu) async throws in
+            let upsert = try await createIngest(emu, ["object": "Account", "operation": "upsert", "externalIdFieldName": "External_Id__c"])
+            #expect(try await upload(emu, upsert, "External_Id__c,Name\nACME-1,Acme Renamed\nNEW-9,Brand New\n") == 201)
+            #expect(try await emu.rest("PATCH", "/jobs/ingest/\(upsert)", json: ["state": "UploadComplete"]).status == 200)
+            let results = try await emu.rest("GET", "/jobs/ingest/\(upsert)/successfulResults")
+            #expect(results.text.contains(#""false",ACME-1,Acme Renamed"#))
+            #expect(results.text.contains(#""true",NEW-9,Brand New"#))
+            let newId = try await emu.id("Account", "External_Id__c", "NEW-9")
+
+            let update = try await createIngest(emu, ["object": "Account", "operation": "update"])
+            #expect(try await upload(emu, update, "Id,Industry,Description\n\(newId),Energy,#N/A\n") == 201)
+            #expect(try await emu.rest("PATCH", "/jobs/ingest/\(update)", json: ["state": "UploadComplete"]).status == 200)
+            #expect(try await emu.record("Account", newId)["Industry"] == "Energy")
+
+            let delete = try await createIngest(emu, ["object": "Account", "operation": "delete"])
+            #expect(try await upload(emu, delete, "Id\n\(newId)\n001000000000000AAA\n") == 201)
+            #expect(try await emu.rest("PATCH", "/jobs/ingest/\(delete)", json: ["state": "UploadComplete"]).status == 200)
+            let info = try await emu.rest("GET", "/jobs/ingest/\(delete)")
+            #expect(info.json["numberRecordsProcessed"] == 2)
+            #expect(info.json["numberRecordsFailed"] == 1)
+            #expect(try await emu.rest("GET", "/sobjects/Account/\(newId)").json[0]?["errorCode"] == "ENTITY_IS_DELETED")
+        }
+    }
+
+    @Test func badJobsAndStates() async throws {
+        try await withEmulator { (emu) async throws in
+            let noExternalId = try await emu.rest("POST", "/jobs/ingest", json: ["object": "Account", "operation": "upsert"])
+            #expect(noExternalId.status == 400)
+            let unknownColumn = try await createIngest(emu, ["object": "Account", "operation": "insert"])
+            #expect(try await upload(emu, unknownColumn, "Name,Industryy\nX,Energy\n") == 201)
+            #expect(try await emu.rest("PATCH", "/jobs/ingest/\(unknownColumn)", json: ["state": "UploadComplete"]).status == 200)
+            let failed = try await emu.rest("GET", "/jobs/ingest/\(unknownColumn)")
+            #expect(failed.json["state"] == "Failed")
+            #expect(failed.json["errorMessage"] == "InvalidBatch : Field name not found : Industryy")
+            let unprocessed = try await emu.rest("GET", "/jobs/ingest/\(unknownColumn)/unprocessedRecords")
+            #expect(unprocessed.text == "Name,Industryy\nX,Energy\n")
+            // No upload once the job is closed.
+            #expect(try await upload(emu, unknownColumn, "Name\nY\n") == 409)
+            let aborted = try await createIngest(emu, ["object": "Account", "operation": "insert"])
+            #expect(try await emu.rest("PATCH", "/jobs/ingest/\(aborted)", json: ["state": "Aborted"]).json["state"] == "Aborted")
+            #expect(try await emu.rest("GET", "/jobs/ingest/7500S0000000999AAA").status == 404)
+        }
+    }
+
+    @Test func queryJobPagesWithLocators() async throws {
+        try await withEmulator { (emu) async throws in
+            let create = try await emu.rest("POST", "/jobs/query", json: ["operation": "query", "query": "SELECT Id, LastName, Account.Name FROM Contact ORDER BY LastName"])
+            #expect(create.status == 200)
+            #expect(create.json["jobType"] == "V2Query")
+            #expect(create.json["object"] == "Contact")
+            let id = try #require(create.json["id"]?.stringValue)
+            #expect(try await emu.rest("GET", "/jobs/query/\(id)").json["state"] == "JobComplete")
+            let first = try await emu.rest("GET", "/jobs/query/\(id)/results?maxRecords=2")
+            #expect(first.header("Sforce-NumberOfRecords") == "2")
+            let locator = try #require(first.header("Sforce-Locator"))
+            #expect(locator == "Mg")
+            let lines = first.text.split(separator: "\n").map(String.init)
+            #expect(lines[0] == #""Id","LastName","Account.Name""#)
+            #expect(lines[1].hasSuffix(#","Coyote","Acme Corporation""#))
+            let second = try await emu.rest("GET", "/jobs/query/\(id)/results?maxRecords=2&locator=\(locator)")
+            #expect(second.header("Sforce-Locator") == "null")
+            #expect(second.header("Sforce-NumberOfRecords") == "1")
+            #expect(second.text.split(separator: "\n").last?.hasSuffix(#","Scorpio","Globex""#) == true)
+            let bad = try await emu.rest("POST", "/jobs/query", json: ["query": "SELECT Nope FROM Contact"])
+            #expect(bad.status == 400)
+        }
+    }
+}

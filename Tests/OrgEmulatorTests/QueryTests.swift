@@ -1,0 +1,166 @@
+import Foundation
+import JSON
+import Testing
+
+/// `/query` and `/queryAll`: SOQL over the emulated records, paging, relationships and errors.
+@Suite struct QueryTests {
+    func query(_ emu: EmulatorHarness, _ soql: String, all: Bool = false, headers: [String: String] = [:]) async throws -> Reply {
+        let encoded = soql.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        return try await emu.rest("GET", "/\(all ? "queryAll" : "query")?q=\(encoded)", headers: headers)
+    }
+
+    @Test func filtersOrdersAndSelectsParentFields() async throws {
+        try await withEmulator { (emu) async throws in
+            let reply = try await query(emu, "SELECT LastName, Account.Name, Account.Industry FROM Contact WHERE Account.Industry = 'Technology' ORDER BY LastName DESC")
+            #expect(reply.status == 200, "\(reply.text)")
+            #expect(reply.json["totalSize"] == 2)
+            #expect(reply.json["done"] == true)
+            let records = try #require(reply.json["records"]?.arrayValue)
+            #expect(records.map { $0["LastName"]?.stringValue ?? "" } == ["Runner", "Coyote"])
+            #expect(records[0]["Account"]?["Name"] == "Acme Corporation")
+            #expect(records[0]["Account"]?["attributes"]?["type"] == "Account")
+            #expect(records[0]["attributes"]?["url"]?.stringValue?.hasPrefix("/services/data/v62.0/sobjects/Contact/003") == true)
+        }
+    }
+
+    @Test func emptyLookupIsNullAndEveryFieldIsPresent() async throws {
+        try await withEmulator { (emu) async throws in
+            _ = try await emu.create("Contact", ["LastName": "Orphan"])
+            let reply = try await query(emu, "SELECT FirstName, LastName, Account.Name FROM Contact WHERE LastName = 'orphan'")
+            let record = try #require(reply.json["records"]?.arrayValue?.first)
+            #expect(record["Account"] == .null)
+            #expect(record["FirstName"] == .null)
+            #expect(record.objectValue?.contains("FirstName") == true)
+        }
+    }
+
+    @Test func childSubqueriesAreNestedQueryResultsOrNull() async throws {
+        try await withEmulator { (emu) async throws in
+            let reply = try await query(emu, "SELECT Name, (SELECT LastName FROM Contacts ORDER BY LastName) FROM Account ORDER BY Name")
+            let records = try #require(reply.json["records"]?.arrayValue)
+            #expect(records.count == 3)
+            let acme = records[0]["Contacts"]
+            #expect(acme?["totalSize"] == 2)
+            #expect(acme?["done"] == true)
+            #expect(acme?["records"]?.arrayValue?.map { $0["LastName"]?.stringValue ?? "" } == ["Coyote", "Runner"])
+            #expect(records[2]["Name"] == "Initech")
+            #expect(records[2]["Contacts"] == .null)
+        }
+    }
+
+    @Test func moreThanTwoHundredChildrenArePagedWithTheirOwnLocator() async throws {
+        try await withEmulator { (emu) async throws in
+            let acme = try await emu.id("Account", "External_Id__c", "ACME-1")
+            for start in stride(from: 0, to: 250, by: 200) {
+                let records: [JSONValue] = (start..<min(250, start + 200)).map { index in
+                    ["attributes": ["type": "Contact"], "LastName": .string(String(format: "Child %03d", index)), "AccountId": .string(acme)]
+                }
+                let reply = try await emu.rest("POST", "/composite/sobjects", json: ["records": .array(records)])
+                #expect(reply.status == 200)
+            }
+            let reply = try await query(emu, "SELECT Name, (SELECT LastName FROM Contacts) FROM Account WHERE External_Id__c = 'ACME-1'")
+            let children = try #require(reply.json["records"]?.arrayValue?.first?["Contacts"])
+            #expect(children["totalSize"] == 252)
+            #expect(children["done"] == false)
+            #expect(children["records"]?.arrayValue?.count == 200)
+            let next = try #require(children["nextRecordsUrl"]?.stringValue)
+            let rest = try await emu.send("GET", next)
+            #expect(rest.status == 200)
+            #expect(rest.json["done"] == true)
+            #expect(rest.json["records"]?.arrayValue?.count == 52)
+        }
+    }
+
+    @Test func pagesFollowNextRecordsUrlWithTheBatchSizeHeader() async throws {
+        try await withEmulator { (emu) async throws in
+            let records: [JSONValue] = (0..<200).map { ["attributes": ["type": "Account"], "Name": .string("Paged \($0)")] }
+            #expect(try await emu.rest("POST", "/composite/sobjects", json: ["records": .array(records)]).status == 200)
+            #expect(try await emu.rest("POST", "/composite/sobjects", json: ["records": .array(records)]).status == 200)
+            let first = try await query(emu, "SELECT Id FROM Account WHERE Name LIKE 'Paged%'", headers: ["Sforce-Query-Options": "batchSize=250"])
+            #expect(first.json["totalSize"] == 400)
+            #expect(first.json["done"] == false)
+            #expect(first.json["records"]?.arrayValue?.count == 250)
+            let locator = try #require(first.json["nextRecordsUrl"]?.stringValue)
+            #expect(locator.range(of: #"^/services/data/v62\.0/query/01g[0-9A-Za-z]{15}-250$"#, options: .regularExpression) != nil)
+            let second = try await emu.send("GET", locator)
+            #expect(second.json["totalSize"] == 400)
+            #expect(second.json["done"] == true)
+            #expect(second.json["nextRecordsUrl"] == nil)
+            let ids = (first.json["records"]!.arrayValue! + second.json["records"]!.arrayValue!).compactMap { $0["Id"]?.stringValue }
+            #expect(Set(ids).count == 400)
+            // A used locator is gone.
+            let again = try await emu.send("GET", locator)
+            #expect(again.status == 400)
+            #expect(again.json[0]?["errorCode"] == "INVALID_QUERY_LOCATOR")
+        }
+    }
+
+    @Test func queryAllSeesDeletedRecords() async throws {
+        try await withEmulator { (emu) async throws in
+            let id = try await emu.create("Account", ["Name": "Doomed"])
+            #expect(try await emu.rest("DELETE", "/sobjects/Account/\(id)").status == 204)
+            #expect(try await query(emu, "SELECT Id FROM Account WHERE Name = 'Doomed'").json["totalSize"] == 0)
+            let all = try await query(emu, "SELECT Id, IsDeleted FROM Account WHERE Name = 'Doomed'", all: true)
+            #expect(all.json["totalSize"] == 1)
+            #expect(all.json["records"]?[0]?["IsDeleted"] == true)
+        }
+    }
+
+    @Test func semiJoinsCountAndAggregates() async throws {
+        try await withEmulator { (emu) async throws in
+            let semi = try await query(emu, "SELECT Name FROM Account WHERE Id IN (SELECT AccountId FROM Contact WHERE LastName = 'Scorpio')")
+            #expect(semi.json["records"]?.arrayValue?.map { $0["Name"]?.stringValue ?? "" } == ["Globex"])
+            let anti = try await query(emu, "SELECT Name FROM Account WHERE Id NOT IN (SELECT AccountId FROM Contact) ORDER BY Name")
+            #expect(anti.json["records"]?.arrayValue?.map { $0["Name"]?.stringValue ?? "" } == ["Initech"])
+            let count = try await query(emu, "SELECT COUNT() FROM Contact")
+            #expect(count.json == ["totalSize": 3, "done": true, "records": []])
+            let aggregate = try await query(emu, "SELECT MAX(NumberOfEmployees), COUNT(Id) total FROM Account")
+            #expect(aggregate.json["records"]?[0] == ["attributes": ["type": "AggregateResult"], "expr0": 1200, "total": 3])
+        }
+    }
+
+    @Test func dateLiteralsUseTheEmulatorClock() async throws {
+        try await withEmulator { (emu) async throws in
+            #expect(try await query(emu, "SELECT Id FROM Account WHERE CreatedDate = TODAY").json["totalSize"] == 3)
+            #expect(try await emu.send("POST", "/emulator/clock", json: ["advanceSeconds": 259200], auth: .none).status == 200)
+            #expect(try await query(emu, "SELECT Id FROM Account WHERE CreatedDate = TODAY").json["totalSize"] == 0)
+            #expect(try await query(emu, "SELECT Id FROM Account WHERE CreatedDate = LAST_N_DAYS:5").json["totalSize"] == 3)
+        }
+    }
+
+    @Test func errorsHaveSalesforceShapes() async throws {
+        try await withEmulator { (emu) async throws in
+            let malformed = try await query(emu, "SELECT Id FROM Account WHERE")
+            #expect(malformed.status == 400)
+            #expect(malformed.json == [["message": "\nSELECT Id FROM Account WHERE\n                            ^\nERROR at Row:1:Column:29\nunexpected token: <EOF>",
+                                        "errorCode": "MALFORMED_QUERY"]])
+            let field = try await query(emu, "SELECT Nme FROM Account")
+            #expect(field.json[0]?["errorCode"] == "INVALID_FIELD")
+            #expect(field.json[0]?["message"]?.stringValue?.contains("ERROR at Row:1:Column:8\nNo such column 'Nme' on entity 'Account'.") == true)
+            let type = try await query(emu, "SELECT Id FROM Acount")
+            #expect(type.json[0]?["errorCode"] == "INVALID_TYPE")
+            #expect(type.json[0]?["message"]?.stringValue?.contains("sObject type 'Acount' is not supported.") == true)
+            let relationship = try await query(emu, "SELECT Id, (SELECT Id FROM Contactz) FROM Account")
+            #expect(relationship.json[0]?["errorCode"] == "INVALID_TYPE")
+            let parent = try await query(emu, "SELECT Acount.Name FROM Contact")
+            #expect(parent.json[0]?["errorCode"] == "INVALID_FIELD")
+            let missing = try await emu.rest("GET", "/query")
+            #expect(missing.status == 400)
+        }
+    }
+
+    @Test func changeFeedsListUpdatedAndDeletedIds() async throws {
+        try await withEmulator { (emu) async throws in
+            #expect(try await emu.send("POST", "/emulator/clock", json: ["advanceSeconds": 3600], auth: .none).status == 200)
+            let kept = try await emu.create("Account", ["Name": "Kept"])
+            let gone = try await emu.create("Account", ["Name": "Gone"])
+            #expect(try await emu.rest("DELETE", "/sobjects/Account/\(gone)").status == 204)
+            let window = "start=2000-01-01T00:00:00Z&end=2199-01-01T00:00:00Z"
+            let updated = try await emu.rest("GET", "/sobjects/Account/updated/?\(window)")
+            #expect(updated.json["ids"]?.arrayValue?.contains(.string(kept)) == true)
+            #expect(updated.json["ids"]?.arrayValue?.contains(.string(gone)) == false)
+            let deleted = try await emu.rest("GET", "/sobjects/Account/deleted/?\(window)")
+            #expect(deleted.json["deletedRecords"]?.arrayValue?.map { $0["id"]?.stringValue ?? "" } == [gone])
+        }
+    }
+}
