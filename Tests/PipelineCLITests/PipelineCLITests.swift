@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import JSON
 import Soups
 import Testing
@@ -183,5 +186,42 @@ import Testing
         let result = try Self.pipeline(["soups", "/nonexistent/store.sqlite"])
         #expect(result.exitCode == 2)
         #expect(result.stderr == "error: /nonexistent/store.sqlite: no store here (run a pipeline first)\n")
+    }
+}
+
+/// `pipeline emulator` as a process: its start line, and a clear error for a bad seed.
+@Suite struct EmulatorCommandTests {
+    @Test func printsItsStartLineAndServes() async throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: PipelineCLITests.packageRoot + "/.build/debug/pipeline")
+        process.arguments = ["emulator", "--port", "0", "--seed", PipelineCLITests.packageRoot + "/samples/org/seed.json",
+                             "--access-token", "test-token-123"]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { kill(process.processIdentifier, SIGKILL) }
+        var line = Data()
+        while true {
+            let byte = out.fileHandleForReading.readData(ofLength: 1)
+            if byte.isEmpty || byte == Data("\n".utf8) { break }
+            line.append(byte)
+        }
+        let text = String(decoding: line, as: UTF8.self)
+        let match = try #require(text.firstMatch(of: /^instance_url=(http:\/\/127\.0\.0\.1:\d+) access_token=test-token-123 username=demo@syncpipeline\.dev$/))
+        var request = URLRequest(url: URL(string: String(match.1) + "/services/data/v62.0/limits")!)
+        request.setValue("Bearer test-token-123", forHTTPHeaderField: "Authorization")
+        let (data, response) = try await URLSession.shared.data(for: request)
+        #expect((response as? HTTPURLResponse)?.statusCode == 200)
+        #expect(try JSONParser.parse(data).value["DailyApiRequests"]?["Max"] == 15000)
+    }
+
+    @Test func aMalformedSeedExitsTwoWithItsPlace() throws {
+        let directory = try PipelineCLITests.temporaryDirectory()
+        try #"{"objects": [{"name": "Thing__c", "keyPrefix": "a0", "fields": []}]}"#.write(toFile: directory + "/seed.json", atomically: true, encoding: .utf8)
+        let result = try PipelineCLITests.pipeline(["emulator", "--port", "0", "--seed", directory + "/seed.json"])
+        #expect(result.exitCode == 2)
+        #expect(result.stderr == "error: \(directory)/seed.json: objects[0].keyPrefix: is required: 3 letters or digits, e.g. \"001\"\n")
+        #expect(result.stdout.isEmpty)
     }
 }

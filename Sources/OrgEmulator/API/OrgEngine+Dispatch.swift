@@ -6,6 +6,8 @@ extension OrgEngine {
     func handle(_ request: EmulatorRequest) async -> EmulatorResponse {
         let parts = Self.components(request.path)
         if parts.first == "emulator" {
+            // On loopback the admin API is open; on any other address it needs a valid token.
+            if !adminIsOpen, case .failure(let error) = authenticate(request) { return .error(error) }
             return handleAdmin(request, parts: Array(parts.dropFirst()))
         }
         guard parts.first == "services" || parts.first == "id" else { return .error(.notFound) }

@@ -13,6 +13,8 @@ actor OrgEngine {
     /// The token printed at start; always valid unless a session expiry fault revokes it.
     let developmentToken: String
     var instanceURL = "http://127.0.0.1"
+    /// Whether `/emulator/*` answers without a token (the server listens on loopback only).
+    var adminIsOpen = true
     var clock = EmulatorClock()
     var faults = FaultSettings()
     var random = SeededRandom(seed: 42)
@@ -116,8 +118,9 @@ actor OrgEngine {
         try String.fetchOne(db, sql: "SELECT id FROM records WHERE type = 'User' ORDER BY id LIMIT 1") ?? orgId
     }
 
-    func setInstanceURL(_ url: String) {
+    func setInstanceURL(_ url: String, loopback: Bool) {
         instanceURL = url
+        adminIsOpen = loopback
     }
 
     /// Back to the seed: records, no faults, stats and the daily request counter zeroed.

@@ -121,11 +121,16 @@ public final class OrgEmulator: Sendable {
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? 0
                 let url = "\(scheme)://\(host):\(port)"
-                await engine.setInstanceURL(url)
+                await engine.setInstanceURL(url, loopback: Self.isLoopback(host))
                 await onRunning(url)
             },
             logger: Self.logger)
         try await application.runService(gracefulShutdownSignals: [])
+    }
+
+    /// `true` for loopback addresses, where the admin API needs no token.
+    static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
     }
 
     /// Plain HTTP/1.1, or HTTPS with `--tls-cert` and `--tls-key`.
