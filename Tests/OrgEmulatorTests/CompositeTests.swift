@@ -1,0 +1,143 @@
+import Foundation
+import JSON
+import Testing
+
+/// Composite: ordered subrequests, `@{ref.field}` references, allOrNone.
+@Suite struct CompositeTests {
+    static let halted = restError("PROCESSING_HALTED", "The transaction was rolled back since another operation in the same transaction failed.")
+
+    static func subrequest(_ method: String, _ path: String, _ referenceId: String, body: JSONValue? = nil) -> JSONValue {
+        var object: JSONObject = ["method": .string(method), "url": .string(api + path), "referenceId": .string(referenceId)]
+        if let body { object["body"] = body }
+        return .object(object)
+    }
+
+    @Test func createAccountThenContactReferencingIt() async throws {
+        try await withEmulator { emu in
+            let reply = try await emu.rest("POST", "/composite", json: ["allOrNone": true, "compositeRequest": [
+                Self.subrequest("POST", "/sobjects/Account", "refAccount", body: ["Name": "Composite Co"]),
+                Self.subrequest("POST", "/sobjects/Contact", "refContact", body: ["LastName": "Sample", "AccountId": "@{refAccount.id}"]),
+                Self.subrequest("GET", "/sobjects/Contact/@{refContact.id}?fields=LastName,AccountId", "refGet"),
+                Self.subrequest("PATCH", "/sobjects/Contact/@{refContact.id}", "refPatch", body: ["FirstName": "Simple"]),
+            ]])
+            #expect(reply.status == 200, "\(reply.text)")
+            let responses = try #require(reply.json["compositeResponse"]?.arrayValue)
+            try #require(responses.count == 4)
+
+            let account = try #require(responses[0]["body"]?["id"]?.stringValue)
+            #expect(responses[0] == [
+                "body": ["id": .string(account), "success": true, "errors": []],
+                "httpHeaders": ["Location": .string("/services/data/v62.0/sobjects/Account/\(account)")],
+                "httpStatusCode": 201, "referenceId": "refAccount",
+            ])
+            let contact = try #require(responses[1]["body"]?["id"]?.stringValue)
+            #expect(responses[1]["httpStatusCode"] == 201)
+            #expect(responses[1]["httpHeaders"] == ["Location": .string("/services/data/v62.0/sobjects/Contact/\(contact)")])
+            #expect(responses[2]["httpStatusCode"] == 200)
+            #expect(responses[2]["body"]?["AccountId"]?.stringValue == account)
+            #expect(responses[2]["httpHeaders"] == [:])
+            #expect(responses[3] == ["body": .null, "httpHeaders": [:], "httpStatusCode": 204, "referenceId": "refPatch"])
+
+            let stored = try await emu.record("Contact", contact)
+            #expect(stored["AccountId"]?.stringValue == account)
+            #expect(stored["FirstName"] == "Simple")
+            #expect(try await emu.record("Account", account)["Name"] == "Composite Co")
+        }
+    }
+
+    @Test func allOrNoneTrueRollsBackAndHaltsTheOthers() async throws {
+        try await withEmulator { emu in
+            let before = try await emu.counts()
+            let reply = try await emu.rest("POST", "/composite", json: ["allOrNone": true, "compositeRequest": [
+                Self.subrequest("POST", "/sobjects/Account", "first", body: ["Name": "Rolled back"]),
+                Self.subrequest("POST", "/sobjects/Contact", "broken", body: ["FirstName": "No last name"]),
+                Self.subrequest("POST", "/sobjects/Account", "third", body: ["Name": "Never run"]),
+            ]])
+            #expect(reply.status == 200, "\(reply.text)")
+            let responses = try #require(reply.json["compositeResponse"]?.arrayValue)
+            try #require(responses.count == 3)
+            #expect(responses[0] == ["body": Self.halted, "httpHeaders": [:], "httpStatusCode": 400, "referenceId": "first"])
+            #expect(responses[1] == ["body": restError("REQUIRED_FIELD_MISSING", "Required fields are missing: [LastName]", fields: ["LastName"]),
+                                     "httpHeaders": [:], "httpStatusCode": 400, "referenceId": "broken"])
+            #expect(responses[2] == ["body": Self.halted, "httpHeaders": [:], "httpStatusCode": 400, "referenceId": "third"])
+            #expect(try await emu.counts() == before)
+        }
+    }
+
+    @Test func allOrNoneFalseRunsIndependentSubrequests() async throws {
+        try await withEmulator { emu in
+            let reply = try await emu.rest("POST", "/composite", json: ["allOrNone": false, "compositeRequest": [
+                Self.subrequest("POST", "/sobjects/Account", "good", body: ["Name": "Kept"]),
+                Self.subrequest("POST", "/sobjects/Contact", "badContact", body: ["FirstName": "No last name"]),
+                Self.subrequest("POST", "/sobjects/Contact", "goodContact", body: ["LastName": "Kept", "AccountId": "@{good.id}"]),
+                Self.subrequest("PATCH", "/sobjects/Contact/@{badContact.id}", "dependent", body: ["Phone": "1"]),
+            ]])
+            #expect(reply.status == 200, "\(reply.text)")
+            let responses = try #require(reply.json["compositeResponse"]?.arrayValue)
+            try #require(responses.count == 4)
+            #expect(responses[0]["httpStatusCode"] == 201)
+            #expect(responses[1]["httpStatusCode"] == 400)
+            #expect(responses[1]["body"]?.arrayValue?.first?["errorCode"] == "REQUIRED_FIELD_MISSING")
+            #expect(responses[2]["httpStatusCode"] == 201)
+            #expect(responses[3] == [
+                "body": restError("PROCESSING_HALTED",
+                                  "Invalid reference specified. No value for badContact.id found in badContact. Provided referenceId ('badContact.id') must start with a letter or a number, and it can contain only letters, numbers and underscores ('_')."),
+                "httpHeaders": [:], "httpStatusCode": 400, "referenceId": "dependent",
+            ])
+
+            let account = try #require(responses[0]["body"]?["id"]?.stringValue)
+            let contact = try #require(responses[2]["body"]?["id"]?.stringValue)
+            #expect(try await emu.record("Account", account)["Name"] == "Kept")
+            #expect(try await emu.record("Contact", contact)["AccountId"]?.stringValue == account)
+            #expect(try await emu.count("Account") == 4)
+            #expect(try await emu.count("Contact") == 4)
+        }
+    }
+
+    @Test func moreThan25SubrequestsIsRefused() async throws {
+        try await withEmulator { emu in
+            let subrequests: [JSONValue] = (0..<26).map { Self.subrequest("POST", "/sobjects/Account", "a\($0)", body: ["Name": .string("N\($0)")]) }
+            let reply = try await emu.rest("POST", "/composite", json: ["compositeRequest": .array(subrequests)])
+            #expect(reply.status == 400)
+            expectError(reply, 400, "LIMIT_EXCEEDED")
+            #expect(try await emu.count("Account") == 3)
+
+            let ok = try await emu.rest("POST", "/composite", json: ["compositeRequest": .array(Array(subrequests.prefix(25)))])
+            #expect(ok.status == 200)
+            #expect(try await emu.count("Account") == 28)
+        }
+    }
+
+    @Test func malformedCompositeRequestsAreRefusedWhole() async throws {
+        try await withEmulator { emu in
+            let badReference = try await emu.rest("POST", "/composite", json: ["compositeRequest": [
+                Self.subrequest("POST", "/sobjects/Account", "ok", body: ["Name": "Not created"]),
+                Self.subrequest("GET", "/sobjects/Account/describe", "bad-ref"),
+            ]])
+            expectError(badReference, 400, "JSON_PARSER_ERROR")
+            let duplicate = try await emu.rest("POST", "/composite", json: ["compositeRequest": [
+                Self.subrequest("GET", "/limits", "same"), Self.subrequest("GET", "/limits", "same"),
+            ]])
+            #expect(duplicate.status == 400)
+            let missing = try await emu.rest("POST", "/composite", json: ["allOrNone": true])
+            expectError(missing, 400, "JSON_PARSER_ERROR")
+            #expect(try await emu.count("Account") == 3)
+        }
+    }
+
+    @Test func onlyGetsAreNotWrites() async throws {
+        try await withEmulator { emu in
+            let reply = try await emu.rest("POST", "/composite", json: ["compositeRequest": [
+                Self.subrequest("GET", "/sobjects/Account/External_Id__c/ACME-1", "acme"),
+                Self.subrequest("GET", "/sobjects/Contact/Email/wile@acme.example", "wile"),
+            ]])
+            #expect(reply.status == 200)
+            let responses = try #require(reply.json["compositeResponse"]?.arrayValue)
+            #expect(responses.map { $0["httpStatusCode"] } == [200, 200])
+            #expect(responses[0]["body"]?["Name"] == "Acme Corporation")
+            let stats = try await emu.stats()
+            #expect(stats["requests"]?["writes"] == 0)
+            #expect(stats["requests"]?["byKind"]?["composite"] == 1)
+        }
+    }
+}
