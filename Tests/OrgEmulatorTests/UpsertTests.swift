@@ -124,3 +124,19 @@ import Testing
         }
     }
 }
+
+/// `POST /sobjects/{Type}/Id`: insert keyed on Id, and stats listing every object.
+@Suite struct InsertByIdTests {
+    @Test func postToTheIdPathCreates() async throws {
+        try await withEmulator { (emu) async throws in
+            let reply = try await emu.rest("POST", "/sobjects/Account/Id", json: ["Name": "Keyed on Id"])
+            #expect(reply.status == 201, "\(reply.text)")
+            let id = try #require(reply.json["id"]?.stringValue)
+            #expect(try await emu.record("Account", id)["Name"] == "Keyed on Id")
+            // Objects with no records are listed with 0.
+            #expect(try await emu.stats()["records"]?["Organization"] == 1)
+            #expect(try await emu.send("DELETE", "/services/data/v62.0/sobjects/Case/\(try await emu.liveIds("Case")[0])").status == 204)
+            #expect(try await emu.stats()["records"]?["Case"] == 0)
+        }
+    }
+}

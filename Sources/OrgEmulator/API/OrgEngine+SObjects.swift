@@ -19,6 +19,12 @@ extension OrgEngine {
             let id = try transaction { db throws(APIError) in try createRecord(db, object: object, input: body) }
             return .json(201, ["id": .string(id), "success": true, "errors": []],
                          headers: [("Location", "/services/data/v\(version)/sobjects/\(object.name)/\(id)")])
+        case ("POST", 2) where parts[1].lowercased() == "id":
+            // Insert keyed on Id (v37+): a create whose body has no Id.
+            guard let body = try request.jsonBody().objectValue else { throw APIError.badJSON("Expected a JSON object") }
+            let id = try transaction { db throws(APIError) in try createRecord(db, object: object, input: body) }
+            return .json(201, ["id": .string(id), "success": true, "errors": []],
+                         headers: [("Location", "/services/data/v\(version)/sobjects/\(object.name)/\(id)")])
         case ("GET", 2) where parts[1] == "describe":
             return .json(200, describe(object, version: version))
         case ("GET", 2) where parts[1] == "updated" || parts[1] == "deleted":
