@@ -3,12 +3,20 @@ import Foundation
 import JSON
 import Soups
 
-/// Opens a store for reading (no lock: it never blocks or waits for a running pipeline).
-private func openStore(_ path: String) throws -> SoupStore {
+/// Opens a store for reading — no lock: it never blocks or waits for a running pipeline — runs
+/// `body` with it and closes it; a missing store or a `CLIError` becomes the exit code.
+private func readingStore(_ path: String, _ body: (SoupStore) async throws -> Void) async throws {
     do {
-        return try SoupStore.openForReading(path: path)
-    } catch {
-        throw CLIError(exitCode: 2, message: "\(error)")
+        let store: SoupStore
+        do {
+            store = try SoupStore.openForReading(path: path)
+        } catch {
+            throw CLIError(exitCode: 2, message: "\(error)")
+        }
+        defer { try? store.close() }
+        try await body(store)
+    } catch let error as CLIError {
+        throw error.exit()
     }
 }
 
@@ -34,9 +42,7 @@ struct SoupsCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        do {
-            let soupStore = try openStore(store)
-            defer { try? soupStore.close() }
+        try await readingStore(store) { soupStore in
             guard let soup else { return try await listSoups(soupStore) }
             guard try await soupStore.hasSoup(named: soup) else {
                 let names = try await soupStore.soupSpecs().map(\.name)
@@ -54,8 +60,6 @@ struct SoupsCommand: AsyncParsableCommand {
                     Console.output(JSONValue.object(entry).jsonString)
                 }
             }
-        } catch let error as CLIError {
-            throw error.exit()
         }
     }
 
@@ -92,9 +96,7 @@ struct SyncsCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        do {
-            let soupStore = try openStore(store)
-            defer { try? soupStore.close() }
+        try await readingStore(store) { soupStore in
             let syncs = try await soupStore.syncs()
             if json {
                 for sync in syncs { Console.output(sync.json.jsonString) }
@@ -105,8 +107,6 @@ struct SyncsCommand: AsyncParsableCommand {
                  String(sync.totalSize), sync.maxTimeStamp < 0 ? "-" : String(sync.maxTimeStamp), sync.error]
             }
             Console.output(TextTable.render(header: ["id", "name", "type", "soup", "status", "progress", "totalSize", "maxTimeStamp", "error"], rows: rows))
-        } catch let error as CLIError {
-            throw error.exit()
         }
     }
 }
@@ -123,9 +123,7 @@ struct RunsCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        do {
-            let soupStore = try openStore(store)
-            defer { try? soupStore.close() }
+        try await readingStore(store) { soupStore in
             let runs = try await soupStore.runs()
             if json {
                 for run in runs { Console.output(run.record.jsonString) }
@@ -140,8 +138,6 @@ struct RunsCommand: AsyncParsableCommand {
                 return [run.id, run.pipeline, run.status, run.exitCode.map(String.init) ?? "-", counts.isEmpty ? "-" : counts, run.reportDir ?? "-"]
             }
             Console.output(TextTable.render(header: ["run", "pipeline", "status", "exit", "counts", "report"], rows: rows))
-        } catch let error as CLIError {
-            throw error.exit()
         }
     }
 }
