@@ -22,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", exact: "1.8.0"),
         .package(url: "https://github.com/apple/swift-crypto", exact: "4.5.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", exact: "2.37.6"),
+        .package(url: "https://github.com/swift-server/async-http-client", exact: "1.37.0"),
         .package(url: "https://github.com/apple/swift-certificates", exact: "1.21.1"),
     ],
     targets: [
@@ -39,7 +40,13 @@ let package = Package(
                 "Connectors", "Soups", "SOQL", "JSON",
                 .product(name: "Logging", package: "swift-log"),
             ]),
-        .target(name: "Connectors", dependencies: ["Soups", "SOQL", "JSON"]),
+        .target(
+            name: "Connectors",
+            dependencies: [
+                "Soups", "SOQL", "JSON",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]),
         .target(
             name: "Soups",
             dependencies: ["JSON", .product(name: "GRDB", package: "GRDB.swift")]),
@@ -71,6 +78,13 @@ let package = Package(
             name: "EmulatorBenchmark", dependencies: ["OrgEmulator", "JSON"], path: "Benchmarks/EmulatorBenchmark"),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "SOQLTests", dependencies: ["SOQL", "JSON"]),
+        .testTarget(
+            name: "ConnectorsTests",
+            dependencies: [
+                "Connectors", "OrgEmulator", "SOQL", "JSON",
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+            ]),
         .testTarget(
             name: "OrgEmulatorTests",
             dependencies: [

@@ -1,3 +1,4 @@
+import Connectors
 import Foundation
 import JSON
 import Soups

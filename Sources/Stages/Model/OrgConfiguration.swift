@@ -1,3 +1,4 @@
+import Connectors
 import JSON
 
 /// How a pipeline reaches its org: the embedded emulator, or a real org with credentials.
@@ -23,22 +24,4 @@ public enum OrgConfiguration: Sendable, Equatable {
         public var headers: [String: String]
         public var auth: OrgAuth
     }
-}
-
-/// Credentials for one OAuth flow. Secret values come only from `${VAR}`s.
-public enum OrgAuth: Sendable, Equatable {
-    case password(username: String, password: String, securityToken: String?, clientId: String, clientSecret: String?)
-    case refreshToken(refreshToken: String, clientId: String, clientSecret: String?)
-    case clientCredentials(clientId: String, clientSecret: String)
-    case jwt(clientId: String, username: String, privateKeyFile: String)
-    case accessToken(accessToken: String)
-    case sfdxAuthURL(authUrl: String)
-
-    /// The flow names accepted in `auth.flow`.
-    public static let flowNames = ["password", "refresh_token", "client_credentials", "jwt", "access_token", "sfdx_auth_url"]
-
-    /// The keys that hold secrets; each must be exactly one `${VAR}`.
-    public static let secretKeys: Set<String> = [
-        "password", "securityToken", "clientSecret", "refreshToken", "accessToken", "authUrl",
-    ]
 }

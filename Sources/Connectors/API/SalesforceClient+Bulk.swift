@@ -1,0 +1,170 @@
+import Foundation
+import JSON
+
+/// The outcome of a Bulk API 2.0 ingest job, mapped back to the input rows.
+public struct BulkIngestResult: Sendable {
+    public var jobId: String
+    /// `JobComplete`, `Failed` or `Aborted`.
+    public var state: String
+    public var errorMessage: String?
+    /// Per input row (same order): the record id, whether it was created, and the error, if any.
+    /// A row the org never processed has `processed == false`.
+    public var rows: [Row]
+
+    public struct Row: Sendable, Equatable {
+        public var processed: Bool
+        public var id: String?
+        public var created: Bool
+        /// `CODE:message:fields --` as the org wrote it.
+        public var error: String?
+    }
+}
+
+extension SalesforceClient {
+    /// Runs a Bulk API 2.0 ingest job: creates it, uploads the rows as CSV in chunks of at most
+    /// `chunkRows` (each chunk with the header), closes it, polls with backoff until it ends, and
+    /// maps the successful / failed / unprocessed results back to the input rows.
+    /// - Parameters:
+    ///   - operation: `insert`, `update`, `upsert`, `delete` or `hardDelete`.
+    ///   - columns: the CSV header; each row has one value per column (`nil` = empty cell).
+    public func bulkIngest(object: String, operation: String, externalIdField: String? = nil, columns: [String],
+                           rows: [[String?]], chunkRows: Int = 10_000, pollInterval: Double = 0.5) async throws -> BulkIngestResult {
+        var job: JSONObject = ["object": .string(object), "operation": .string(operation), "contentType": "CSV", "lineEnding": "LF",
+                               "columnDelimiter": "COMMA"]
+        if let externalIdField { job["externalIdFieldName"] = .string(externalIdField) }
+        let created = try await send(.json("POST", apiPath + "/jobs/ingest", .object(job), kind: "bulk", idempotent: false)).json()
+        guard let jobId = created["id"]?.stringValue else { throw OrgClientError.invalidResponse("Bulk ingest: no job id in the answer") }
+        let jobPath = apiPath + "/jobs/ingest/\(jobId)"
+        let lines = rows.map { CSVLine.encode($0.map { $0 ?? "" }) }
+        let header = CSVLine.encode(columns)
+        for start in stride(from: 0, to: lines.count, by: max(1, chunkRows)) {
+            let chunk = ([header] + lines[start..<min(lines.count, start + chunkRows)]).map { $0 + "\n" }.joined()
+            _ = try await send(OrgRequest(method: "PUT", path: jobPath + "/batches", headers: [("Content-Type", "text/csv")],
+                                          body: Array(chunk.utf8), kind: "bulk"))
+        }
+        _ = try await send(.json("PATCH", jobPath, ["state": "UploadComplete"], kind: "bulk"))
+        var info = JSONValue.null
+        var wait = pollInterval
+        while true {
+            info = try await send(OrgRequest(method: "GET", path: jobPath, kind: "bulk")).json()
+            let state = info["state"]?.stringValue ?? ""
+            if ["JobComplete", "Failed", "Aborted"].contains(state) { break }
+            try await Task.sleep(for: .seconds(wait))
+            wait = min(wait * 2, 10)
+        }
+        var result = BulkIngestResult(jobId: jobId, state: info["state"]?.stringValue ?? "", errorMessage: info["errorMessage"]?.stringValue,
+                                      rows: Array(repeating: .init(processed: false, id: nil, created: false, error: nil), count: rows.count))
+        // Results echo the uploaded cells: match each result row to an unclaimed input row with the same cells.
+        var positions: [String: [Int]] = [:]
+        for (index, line) in lines.enumerated() { positions[line, default: []].append(index) }
+        func claim(_ cells: ArraySlice<String>) -> Int? {
+            let key = CSVLine.encode(Array(cells))
+            guard var list = positions[key], !list.isEmpty else { return nil }
+            let index = list.removeFirst()
+            positions[key] = list
+            return index
+        }
+        for (kind, extra) in [("successfulResults", 2), ("failedResults", 2)] {
+            let text = try await send(OrgRequest(method: "GET", path: jobPath + "/" + kind, kind: "bulk")).text
+            for cells in CSVLine.decodeRows(text).dropFirst() where cells.count >= extra {
+                guard let index = claim(cells.dropFirst(extra)) else { continue }
+                result.rows[index] = kind == "successfulResults"
+                    ? .init(processed: true, id: cells[0].isEmpty ? nil : cells[0], created: cells[1] == "true", error: nil)
+                    : .init(processed: true, id: cells[0].isEmpty ? nil : cells[0], created: false, error: cells[1])
+            }
+        }
+        return result
+    }
+
+    /// Runs a Bulk API 2.0 query job and streams its rows (column name → value), a results page
+    /// at a time, following `Sforce-Locator`.
+    public func bulkQuery(_ soql: String, all: Bool = false, maxRecordsPerPage: Int = 50_000, pollInterval: Double = 0.5)
+        -> AsyncThrowingStream<[String: String], Error>
+    {
+        let (stream, continuation) = AsyncThrowingStream<[String: String], Error>.makeStream(bufferingPolicy: .bufferingOldest(1))
+        let task = Task {
+            do {
+                let created = try await send(.json("POST", apiPath + "/jobs/query", ["operation": .string(all ? "queryAll" : "query"), "query": .string(soql)],
+                                                   kind: "bulk", idempotent: false)).json()
+                guard let jobId = created["id"]?.stringValue else { throw OrgClientError.invalidResponse("Bulk query: no job id in the answer") }
+                let jobPath = apiPath + "/jobs/query/\(jobId)"
+                var wait = pollInterval
+                while true {
+                    let info = try await send(OrgRequest(method: "GET", path: jobPath, kind: "bulk")).json()
+                    let state = info["state"]?.stringValue ?? ""
+                    if state == "JobComplete" { break }
+                    if state == "Failed" || state == "Aborted" {
+                        throw OrgAPIError(status: 400, errorCode: "BULK_QUERY_\(state.uppercased())", message: info["errorMessage"]?.stringValue ?? state)
+                    }
+                    try await Task.sleep(for: .seconds(wait))
+                    wait = min(wait * 2, 10)
+                }
+                var locator: String?
+                repeat {
+                    var query = [("maxRecords", String(maxRecordsPerPage))]
+                    if let locator { query.append(("locator", locator)) }
+                    let page = try await send(OrgRequest(method: "GET", path: jobPath + "/results", query: query, kind: "bulk"))
+                    let rows = CSVLine.decodeRows(page.text)
+                    if let header = rows.first {
+                        for cells in rows.dropFirst() {
+                            var row: [String: String] = [:]
+                            for (name, value) in zip(header, cells) { row[name] = value }
+                            while case .dropped = continuation.yield(row) { try await Task.sleep(for: .milliseconds(1)) }
+                        }
+                    }
+                    let next = page.headers["sforce-locator"] ?? "null"
+                    locator = next == "null" || next.isEmpty ? nil : next
+                } while locator != nil
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+}
+
+/// Minimal RFC 4180 lines for Bulk bodies (the CSV stages use the streaming reader).
+enum CSVLine {
+    static func encode(_ fields: [String]) -> String {
+        fields.map { field in
+            field.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" || $0 == "\r\n" })
+                ? "\"" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : field
+        }.joined(separator: ",")
+    }
+
+    static func decodeRows(_ text: String) -> [[String]] {
+        var rows: [[String]] = []
+        var row: [String] = []
+        var field = ""
+        var quoted = false
+        var scalars = text.unicodeScalars.makeIterator()
+        var pending: Unicode.Scalar? = scalars.next()
+        while let scalar = pending {
+            pending = scalars.next()
+            if quoted {
+                if scalar == "\"" {
+                    if pending == "\"" { field.unicodeScalars.append("\""); pending = scalars.next() } else { quoted = false }
+                } else {
+                    field.unicodeScalars.append(scalar)
+                }
+            } else if scalar == "\"" {
+                quoted = true
+            } else if scalar == "," {
+                row.append(field)
+                field = ""
+            } else if scalar == "\n" || scalar == "\r" {
+                if scalar == "\r" && pending == "\n" { pending = scalars.next() }
+                row.append(field)
+                rows.append(row)
+                row = []
+                field = ""
+            } else {
+                field.unicodeScalars.append(scalar)
+            }
+        }
+        if !field.isEmpty || !row.isEmpty { row.append(field); rows.append(row) }
+        return rows
+    }
+}

@@ -1,0 +1,73 @@
+import JSON
+import SOQL
+
+extension SalesforceClient {
+    /// Streams the records of a query page by page (constant memory), following `nextRecordsUrl`.
+    /// Child subquery results that the org paged (`done: false`) are completed before the parent
+    /// record is yielded, so every record carries all its children.
+    /// - Parameters:
+    ///   - all: `queryAll` (include deleted and archived records).
+    ///   - batchSize: `Sforce-Query-Options: batchSize=N` (200–2000).
+    public func query(_ soql: String, all: Bool = false, batchSize: Int? = nil) -> AsyncThrowingStream<JSONObject, Error> {
+        let (stream, continuation) = AsyncThrowingStream<JSONObject, Error>.makeStream(bufferingPolicy: .bufferingOldest(1))
+        let task = Task {
+            do {
+                var headers: [(String, String)] = []
+                if let batchSize { headers.append(("Sforce-Query-Options", "batchSize=\(min(2000, max(200, batchSize)))")) }
+                var request = OrgRequest(method: "GET", path: apiPath + (all ? "/queryAll" : "/query"), query: [("q", soql)],
+                                         headers: headers, kind: "query")
+                while true {
+                    let page = try await send(request).json()
+                    for record in page["records"]?.arrayValue ?? [] {
+                        guard let object = record.objectValue else { continue }
+                        try Task.checkCancellation()
+                        let completed = try await completingChildren(of: object)
+                        // Back-pressure: wait while the consumer has not taken the previous record.
+                        while case .dropped = continuation.yield(completed) {
+                            try await Task.sleep(for: .milliseconds(1))
+                        }
+                    }
+                    guard page["done"] == false, let next = page["nextRecordsUrl"]?.stringValue else { break }
+                    request = OrgRequest(method: "GET", path: next, headers: headers, kind: "query")
+                }
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+
+    /// Streams a query built through the SOQL AST (values escaped, filters parenthesised).
+    public func query(_ query: SOQLQuery, all: Bool = false, batchSize: Int? = nil) -> AsyncThrowingStream<JSONObject, Error> {
+        self.query(query.description, all: all, batchSize: batchSize)
+    }
+
+    /// The number of records a `SELECT COUNT() …` query counts.
+    public func count(_ soql: String) async throws -> Int {
+        let page = try await send(OrgRequest(method: "GET", path: apiPath + "/query", query: [("q", soql)], kind: "query")).json()
+        return Int(page["totalSize"]?.integerValue ?? 0)
+    }
+
+    /// Fetches the remaining pages of any nested child result of `record`.
+    func completingChildren(of record: JSONObject) async throws -> JSONObject {
+        var record = record
+        for key in record.keys {
+            guard let child = record[key]?.objectValue, child["done"] == false, var next = child["nextRecordsUrl"]?.stringValue,
+                  var records = child["records"]?.arrayValue else { continue }
+            while true {
+                let page = try await send(OrgRequest(method: "GET", path: next, kind: "query")).json()
+                records += page["records"]?.arrayValue ?? []
+                guard page["done"] == false, let following = page["nextRecordsUrl"]?.stringValue else { break }
+                next = following
+            }
+            var completed = child
+            completed["records"] = .array(records)
+            completed["done"] = true
+            completed["nextRecordsUrl"] = nil
+            record[key] = .object(completed)
+        }
+        return record
+    }
+}

@@ -1,0 +1,218 @@
+import Foundation
+import JSON
+
+/// The org client: authenticates with any of the OAuth flows, keeps a bounded number of requests
+/// in flight, retries what may be retried with backoff and jitter, re-authenticates once when the
+/// session expires, and counts every attempt for the report.
+///
+/// Secrets (passwords, tokens, keys) never appear in its errors.
+public final class SalesforceClient: OrgClient {
+    public let settings: OrgConnectionSettings
+    let transport: any HTTPTransport
+    let session: SessionState
+    let limiter: ConcurrencyLimiter
+    let describeCache = DescribeCache()
+
+    /// A client for `settings`; `transport` defaults to async-http-client.
+    public init(settings: OrgConnectionSettings, transport: (any HTTPTransport)? = nil) throws(OrgClientError) {
+        if let instanceURL = settings.instanceURL { try OrgConnectionSettings.checkSecure(instanceURL) }
+        try OrgConnectionSettings.checkSecure(settings.loginURL)
+        if case .accessToken = settings.auth, settings.instanceURL == nil {
+            throw .invalidConfiguration("the access_token flow needs an instance URL")
+        }
+        self.settings = settings
+        self.transport = transport ?? AsyncHTTPClientTransport(maxConnections: settings.maxInFlight)
+        session = SessionState(instanceURL: settings.instanceURL)
+        limiter = ConcurrencyLimiter(limit: settings.maxInFlight)
+    }
+
+    /// The path prefix of the REST API, e.g. `/services/data/v62.0`.
+    public var apiPath: String { "/services/data/v\(settings.apiVersion)" }
+
+    public var instanceURL: String {
+        get async throws {
+            try await currentToken().instanceURL
+        }
+    }
+
+    public func usage() async -> APIUsage {
+        await session.usage
+    }
+
+    /// Releases the client's connections.
+    public func shutdown() async {
+        await transport.shutdown()
+    }
+
+    public func send(_ request: OrgRequest) async throws -> OrgResponse {
+        try await limiter.run { try await self.sendNow(request) }
+    }
+
+    /// Connects now (the first request would otherwise), so bad credentials show up early.
+    public func connect() async throws {
+        _ = try await currentToken()
+    }
+
+    private func currentToken() async throws -> SessionState.Token {
+        if let token = await session.token { return token }
+        return try await session.refresh(after: 0) { try await self.authenticate() }
+    }
+
+    private func sendNow(_ request: OrgRequest) async throws -> OrgResponse {
+        var attempt = 0
+        var reauthenticated = false
+        while true {
+            attempt += 1
+            let token = try await currentToken()
+            var headers = request.headers + [("Authorization", "Bearer \(token.accessToken)"), ("Accept", "application/json")]
+            for (name, value) in settings.headers { headers.append((name, value)) }
+            let url = token.instanceURL + request.path + Self.queryString(request.query)
+            await session.count(kind: request.kind, retry: attempt > 1)
+            let response: OrgResponse
+            do {
+                response = try await transport.execute(method: request.method, url: url, headers: headers, body: request.body,
+                                                       timeoutSeconds: settings.timeoutSeconds)
+            } catch let error as TransportError {
+                if error.mayHaveBeenSent && !request.idempotent {
+                    throw OrgClientError.uncertain("\(request.method) \(request.path): \(error.message)")
+                }
+                if attempt >= settings.retry.maxAttempts { throw OrgClientError.gaveUp(attempts: attempt, last: error.message) }
+                try await Task.sleep(for: .seconds(settings.retry.delay(afterAttempt: attempt)))
+                continue
+            }
+            if let limitInfo = response.headers["sforce-limit-info"] { await session.setLimitInfo(limitInfo) }
+            if response.status < 300 { return response }
+            let body = (try? response.json()) ?? .null
+            let error = OrgAPIError(status: response.status, body: body, fallback: "HTTP \(response.status)")
+            if response.status == 401 && !reauthenticated && error.errorCode == "INVALID_SESSION_ID" {
+                reauthenticated = true
+                _ = try await session.refresh(after: token.generation) { try await self.authenticate() }
+                attempt -= 1
+                continue
+            }
+            if error.errorCode == "REQUEST_LIMIT_EXCEEDED" {
+                throw OrgClientError.requestLimitExceeded(error.message)
+            }
+            let retryable = response.status >= 500 || RetryPolicy.retryableCodes.contains(error.errorCode)
+            guard retryable, attempt < settings.retry.maxAttempts else {
+                if retryable { throw OrgClientError.gaveUp(attempts: attempt, last: error.description) }
+                throw error
+            }
+            try await Task.sleep(for: .seconds(settings.retry.delay(afterAttempt: attempt)))
+        }
+    }
+
+    static func queryString(_ items: [(String, String)]) -> String {
+        guard !items.isEmpty else { return "" }
+        var allowed = CharacterSet.urlQueryAllowed
+        allowed.remove(charactersIn: "&=+;,/?#")
+        return "?" + items.map { key, value in
+            (key.addingPercentEncoding(withAllowedCharacters: allowed) ?? key) + "=" + (value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value)
+        }.joined(separator: "&")
+    }
+
+    // MARK: Authentication
+
+    /// Runs the configured OAuth flow and returns a fresh token.
+    func authenticate() async throws -> (accessToken: String, instanceURL: String) {
+        switch settings.auth {
+        case .accessToken(let accessToken):
+            return (accessToken, settings.instanceURL!)
+        case .password(let username, let password, let securityToken, let clientId, let clientSecret):
+            var form = [("grant_type", "password"), ("client_id", clientId), ("username", username),
+                        ("password", password + (securityToken ?? ""))]
+            if let clientSecret { form.append(("client_secret", clientSecret)) }
+            return try await tokenRequest(form, loginURL: settings.loginURL)
+        case .refreshToken(let refreshToken, let clientId, let clientSecret):
+            var form = [("grant_type", "refresh_token"), ("client_id", clientId), ("refresh_token", refreshToken)]
+            if let clientSecret { form.append(("client_secret", clientSecret)) }
+            return try await tokenRequest(form, loginURL: settings.loginURL)
+        case .clientCredentials(let clientId, let clientSecret):
+            return try await tokenRequest([("grant_type", "client_credentials"), ("client_id", clientId), ("client_secret", clientSecret)],
+                                          loginURL: settings.instanceURL ?? settings.loginURL)
+        case .jwt(let clientId, let username, let privateKeyFile):
+            let assertion = try JWTAssertion.make(clientId: clientId, username: username, audience: settings.loginURL,
+                                                  privateKeyFile: privateKeyFile)
+            return try await tokenRequest([("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer"), ("assertion", assertion)],
+                                          loginURL: settings.loginURL)
+        case .sfdxAuthURL(let text):
+            let parsed = try SFDXAuthURL(text)
+            var form = [("grant_type", "refresh_token"), ("client_id", parsed.clientId), ("refresh_token", parsed.refreshToken)]
+            if let secret = parsed.clientSecret { form.append(("client_secret", secret)) }
+            return try await tokenRequest(form, loginURL: parsed.loginURL)
+        }
+    }
+
+    private func tokenRequest(_ form: [(String, String)], loginURL: String) async throws -> (accessToken: String, instanceURL: String) {
+        try OrgConnectionSettings.checkSecure(loginURL)
+        let body = Array(Self.queryString(form).dropFirst().utf8)
+        await session.count(kind: "auth", retry: false)
+        let response: OrgResponse
+        do {
+            response = try await transport.execute(
+                method: "POST", url: loginURL + "/services/oauth2/token",
+                headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json")], body: body,
+                timeoutSeconds: settings.timeoutSeconds)
+        } catch let error as TransportError {
+            throw OrgClientError.authenticationFailed("cannot reach \(loginURL): \(error.message)")
+        }
+        let json = (try? response.json()) ?? .null
+        guard response.status == 200, let accessToken = json["access_token"]?.stringValue else {
+            let code = json["error"]?.stringValue ?? "HTTP \(response.status)"
+            let description = json["error_description"]?.stringValue ?? json[0]?["message"]?.stringValue ?? "no description"
+            throw OrgClientError.authenticationFailed("\(loginURL) answered \(code): \(description)")
+        }
+        let instance = json["instance_url"]?.stringValue.map(OrgConnectionSettings.trimmed) ?? settings.instanceURL ?? loginURL
+        try OrgConnectionSettings.checkSecure(instance)
+        return (accessToken, instance)
+    }
+}
+
+/// The current access token and the request counts, shared by concurrent requests.
+actor SessionState {
+    struct Token: Sendable {
+        var accessToken: String
+        var instanceURL: String
+        /// Increases with each new token, so concurrent 401s re-authenticate only once.
+        var generation: Int
+    }
+
+    private(set) var token: Token?
+    private(set) var usage = APIUsage()
+    private var pending: Task<Token, Error>?
+    private var generation = 0
+    let configuredInstanceURL: String?
+
+    init(instanceURL: String?) {
+        configuredInstanceURL = instanceURL
+    }
+
+    /// A new token unless one newer than `generation` already exists (or is being fetched).
+    func refresh(after generation: Int, _ authenticate: @escaping @Sendable () async throws -> (accessToken: String, instanceURL: String))
+        async throws -> Token
+    {
+        if let token, token.generation > generation { return token }
+        if let pending { return try await pending.value }
+        let next = self.generation + 1
+        let task = Task { () throws -> Token in
+            let (accessToken, instanceURL) = try await authenticate()
+            return Token(accessToken: accessToken, instanceURL: instanceURL, generation: next)
+        }
+        pending = task
+        defer { pending = nil }
+        let fresh = try await task.value
+        self.generation = next
+        token = fresh
+        return fresh
+    }
+
+    func count(kind: String, retry: Bool) {
+        usage.requests += 1
+        usage.byKind[kind, default: 0] += 1
+        if retry { usage.retries += 1 }
+    }
+
+    func setLimitInfo(_ info: String) {
+        usage.limitInfo = info
+    }
+}

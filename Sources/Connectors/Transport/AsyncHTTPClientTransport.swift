@@ -1,0 +1,54 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// The default transport: async-http-client with keep-alive connection pooling, certificate
+/// verification on, and `HTTPS_PROXY` honoured.
+public final class AsyncHTTPClientTransport: HTTPTransport {
+    private let client: HTTPClient
+
+    /// - Parameter maxConnections: connections kept per host (match the client's in-flight limit).
+    public init(maxConnections: Int, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: maxConnections)
+        configuration.decompression = .enabled(limit: .none)
+        if let proxy = environment["HTTPS_PROXY"] ?? environment["https_proxy"], let url = URL(string: proxy), let host = url.host {
+            configuration.proxy = .server(host: host, port: url.port ?? 80)
+        }
+        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }
+
+    public func execute(method: String, url: String, headers: [(String, String)], body: [UInt8]?, timeoutSeconds: Double) async throws -> OrgResponse {
+        var request = HTTPClientRequest(url: url)
+        request.method = HTTPMethod(rawValue: method)
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
+        let response: HTTPClientResponse
+        do {
+            response = try await client.execute(request, timeout: .milliseconds(Int64(timeoutSeconds * 1000)))
+        } catch let error as HTTPClientError {
+            throw TransportError(message: "\(method) \(Self.withoutQuery(url)): \(error)", mayHaveBeenSent: error != .connectTimeout)
+        } catch {
+            throw TransportError(message: "\(method) \(Self.withoutQuery(url)): \(error)", mayHaveBeenSent: true)
+        }
+        let bytes: ByteBuffer
+        do {
+            bytes = try await response.body.collect(upTo: 512 * 1024 * 1024)
+        } catch {
+            throw TransportError(message: "\(method) \(Self.withoutQuery(url)): the response was cut off (\(error))", mayHaveBeenSent: true)
+        }
+        var responseHeaders: [String: String] = [:]
+        for header in response.headers { responseHeaders[header.name.lowercased()] = header.value }
+        return OrgResponse(status: Int(response.status.code), headers: responseHeaders, body: Array(bytes.readableBytesView))
+    }
+
+    public func shutdown() async {
+        try? await client.shutdown()
+    }
+
+    /// URLs in messages never carry their query (it may hold a query's data).
+    static func withoutQuery(_ url: String) -> String {
+        String(url.prefix { $0 != "?" })
+    }
+}
