@@ -76,6 +76,8 @@ let package = Package(
             path: "Benchmarks/SoupBenchmark"),
         .executableTarget(
             name: "EmulatorBenchmark", dependencies: ["OrgEmulator", "JSON"], path: "Benchmarks/EmulatorBenchmark"),
+        .executableTarget(
+            name: "ClientBenchmark", dependencies: ["Connectors", "OrgEmulator", "JSON"], path: "Benchmarks/ClientBenchmark"),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "SOQLTests", dependencies: ["SOQL", "JSON"]),
         .testTarget(
