@@ -95,7 +95,7 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
             ]),
         .testTarget(name: "SoupsTests", dependencies: ["Soups", "JSON"]),
-        .testTarget(name: "StagesTests", dependencies: ["Stages", "Soups", "JSON"]),
+        .testTarget(name: "StagesTests", dependencies: ["Stages", "Soups", "JSON", "Connectors", "OrgEmulator"]),
         .testTarget(name: "PipelineCLITests", dependencies: ["PipelineCLI", "Stages", "Soups", "JSON"]),
     ]
 )

@@ -12,6 +12,9 @@ public protocol OrgClient: Sendable {
 
     /// What the client has sent so far, by kind, for the run report.
     func usage() async -> APIUsage
+
+    /// Releases the client's connections; the run calls it when it ends.
+    func shutdown() async
 }
 
 /// An HTTP request to the org, relative to its instance URL.

@@ -47,6 +47,12 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         try? await client.shutdown()
     }
 
+    deinit {
+        // A transport dropped without shutdown() still releases its connections.
+        let client = self.client
+        Task { try? await client.shutdown() }
+    }
+
     /// URLs in messages never carry their query (it may hold a query's data).
     static func withoutQuery(_ url: String) -> String {
         String(url.prefix { $0 != "?" })

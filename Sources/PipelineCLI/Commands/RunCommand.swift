@@ -44,13 +44,16 @@ struct RunCommand: AsyncParsableCommand {
             let control = RunControl()
             let signals = SignalTrap(control: control)
             defer { signals.cancel() }
+            let connections = OrgConnections(dryRun: dryRun, allowProduction: allowProduction)
             let runner = PipelineRunner(
                 pipeline: pipeline, options: RunOptions(dryRun: dryRun, only: only, reportDirectory: reportDir),
-                observer: ConsoleObserver(format: format, quiet: quiet), control: control)
+                observer: ConsoleObserver(format: format, quiet: quiet), orgConnector: connections.connector, control: control)
             let outcome: RunOutcome
             do {
                 outcome = try await runner.run()
+                await connections.close()
             } catch {
+                await connections.close()
                 throw CLIError(exitCode: error.exitCode, message: error.description)
             }
             if !quiet { Console.output(SummaryTable.render(outcome.report)) }

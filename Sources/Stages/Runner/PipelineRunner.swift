@@ -132,6 +132,13 @@ public struct PipelineRunner: Sendable {
                 byObject: result.result.byObject, error: result.error.map(redactor.redact),
                 alwaysByObject: ["syncUp", "syncDown", "resync", "cleanGhosts"].contains(stage.type))
         }
+        if let usage = await orgSession.usage() {
+            report.api.requests = usage.requests
+            report.api.retries = usage.retries
+            report.api.byKind = usage.byKind
+            report.api.limitInfo = usage.limitInfo
+        }
+        await orgSession.close()
         (report.status, report.exitCode) = Self.outcome(of: selected.map { results[$0.id] }, stopCode: control.stopExitCode)
         report.error = report.stages.first { $0.status == .failed }?.error
         if report.status == .stopped {

@@ -93,6 +93,17 @@ actor OrgSession {
         connected = client
         return client
     }
+
+    /// The requests the run's org client made, if it connected.
+    func usage() async -> APIUsage? {
+        await connected?.usage()
+    }
+
+    /// Closes the connection, if one was opened.
+    func close() async {
+        await connected?.shutdown()
+        connected = nil
+    }
 }
 
 /// Forwards swift-log messages of one stage to the run's events, redacted.

@@ -1,0 +1,79 @@
+import Connectors
+import Foundation
+import OrgEmulator
+import Stages
+import Synchronization
+
+/// Connects a run to its org when a stage first needs it: the embedded emulator for
+/// `"org": {"emulator": {…}}` (in-process, on a free loopback port), or a ``SalesforceClient`` for a
+/// real org. Refuses to write to a production org unless `--allow-production`.
+final class OrgConnections: Sendable {
+    private let dryRun: Bool
+    private let allowProduction: Bool
+    private let opened = Mutex<[(client: SalesforceClient, server: Task<Void, Error>?)]>([])
+
+    init(dryRun: Bool, allowProduction: Bool) {
+        self.dryRun = dryRun
+        self.allowProduction = allowProduction
+    }
+
+    /// The connector to give the runner.
+    var connector: OrgConnector {
+        { [self] configuration in try await self.connect(configuration) }
+    }
+
+    private func connect(_ configuration: OrgConfiguration) async throws -> any OrgClient {
+        let client: SalesforceClient
+        var server: Task<Void, Error>?
+        switch configuration {
+        case .emulator(let settings):
+            let emulator: OrgEmulator
+            do {
+                emulator = try OrgEmulator(configuration: .init(
+                    port: 0, databasePath: settings.database, seedPath: settings.seed, faultsPath: settings.faults))
+            } catch {
+                throw StageFailure(.invalidInput, "org.emulator: \(error.description)")
+            }
+            let (urls, continuation) = AsyncStream<String>.makeStream()
+            let task = Task { try await emulator.run { continuation.yield($0) } }
+            server = task
+            guard let url = await urls.first(where: { _ in true }) else {
+                throw StageFailure(.failed, "org.emulator: the embedded emulator did not start")
+            }
+            client = try SalesforceClient(settings: OrgConnectionSettings(instanceURL: url, auth: .accessToken(accessToken: emulator.accessToken)))
+        case .remote(let settings):
+            do {
+                client = try SalesforceClient(settings: OrgConnectionSettings(
+                    instanceURL: settings.instanceUrl, loginURL: settings.loginUrl ?? "https://login.salesforce.com",
+                    apiVersion: settings.apiVersion ?? "62.0", maxInFlight: settings.maxInFlight ?? 8,
+                    timeoutSeconds: settings.timeoutSeconds ?? 120, headers: settings.headers, auth: settings.auth))
+            } catch {
+                throw StageFailure(.invalidInput, "org: \(error)")
+            }
+        }
+        opened.withLock { $0.append((client, server)) }
+        do {
+            try await client.connect()
+        } catch {
+            throw StageFailure(.invalidInput, "org: \(error)")
+        }
+        if !dryRun && !allowProduction, try await !client.isSandbox() {
+            throw StageFailure(.invalidInput,
+                               "org: \(try await client.instanceURL) is a production org (Organization.IsSandbox is false); writes are refused unless you pass --allow-production")
+        }
+        return client
+    }
+
+    /// Closes the clients and stops any embedded emulator.
+    func close() async {
+        let all = opened.withLock { list in
+            defer { list.removeAll() }
+            return list
+        }
+        for (client, server) in all {
+            await client.shutdown()
+            server?.cancel()
+            _ = await server?.result
+        }
+    }
+}
