@@ -75,7 +75,7 @@ import Testing
         #expect(result.exitCode == 2)
         let lines = result.stderr.split(separator: "\n").map(String.init)
         #expect(lines.contains("error: \(file): stagez: unknown key; expected one of description, name, org, soups, stages, store, syncs"))
-        #expect(lines.contains("error: \(file): stages[0].type: unknown stage type \"extract.nothing\"; known types: report"))
+        #expect(lines.contains("error: \(file): stages[0].type: unknown stage type \"extract.nothing\"; known types: extract.soql, report"))
         #expect(lines.contains("error: \(file): stages[1].id: duplicate stage id \"a\" (also stages[0])"))
         #expect(lines.contains("error: \(file): stages[2].after[0]: no stage with id \"ghost\"; known ids: a, c"))
         #expect(lines.contains("error: \(file): stages[2].dir: variable ${UNSET_VARIABLE_X} is not set (use --var UNSET_VARIABLE_X=…, --var-file, or the environment)"))
@@ -86,7 +86,7 @@ import Testing
     @Test func validateAcceptsTheShippedPipelines() throws {
         let result = try Self.pipeline(["validate", Self.packageRoot + "/pipelines/demo.json"])
         #expect(result.exitCode == 0)
-        #expect(result.stdout.contains("valid — 1 stages, 2 soups, 2 syncs"))
+        #expect(result.stdout.contains("valid — 3 stages, 2 soups, 2 syncs"))
     }
 
     @Test func graphPrintsMermaid() throws {
@@ -223,5 +223,24 @@ import Testing
         #expect(result.exitCode == 2)
         #expect(result.stderr == "error: \(directory)/seed.json: objects[0].keyPrefix: is required: 3 letters or digits, e.g. \"001\"\n")
         #expect(result.stdout.isEmpty)
+    }
+}
+
+/// The shipped demo pipeline end to end: embedded emulator, extraction, report.
+@Suite struct DemoPipelineTests {
+    @Test func theDemoRunsOnTheEmbeddedEmulator() throws {
+        let directory = try PipelineCLITests.temporaryDirectory()
+        var demo = try String(contentsOfFile: PipelineCLITests.packageRoot + "/pipelines/demo.json", encoding: .utf8)
+        demo = demo.replacingOccurrences(of: "\"../samples/", with: "\"\(PipelineCLITests.packageRoot)/samples/")
+            .replacingOccurrences(of: "\"../.pipeline/demo.sqlite\"", with: "\"\(directory)/demo.sqlite\"")
+        try demo.write(toFile: directory + "/demo.json", atomically: true, encoding: .utf8)
+        let result = try PipelineCLITests.pipeline(["run", directory + "/demo.json"])
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        let reportDir = try #require(result.stdout.split(separator: "\n").last.map(String.init))
+        let report = try JSONParser.parse(String(contentsOfFile: reportDir + "/report.json", encoding: .utf8))
+        #expect(report["stages"]?[0]?["counts"] == ["read": 3])
+        #expect(report["stages"]?[1]?["counts"] == ["read": 1])
+        #expect((report["api"]?["requests"]?.integerValue ?? 0) >= 2)
+        #expect(FileManager.default.fileExists(atPath: directory + "/demo.sqlite.org.sqlite"))
     }
 }

@@ -326,7 +326,7 @@ struct LoadContext {
                                               path: path, stage: stage))
             } catch {
                 diagnostics += settings.diagnostics
-                self.error(path, "\(error)")
+                if !(error is StageSettingsInvalid) || settings.diagnostics.isEmpty { self.error(path, "\(error)") }
             }
         }
         return stages

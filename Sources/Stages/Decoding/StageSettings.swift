@@ -150,6 +150,12 @@ public final class StageSettings {
     }
 }
 
+/// Thrown by a stage's `init(settings:)` that cannot be built because the problems it reported
+/// through ``StageSettings`` leave nothing to run; the loader lists those problems only.
+public struct StageSettingsInvalid: Error {
+    public init() {}
+}
+
 extension String {
     func ifEmpty(_ replacement: String) -> String { isEmpty ? replacement : self }
 }

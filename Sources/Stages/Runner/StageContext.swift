@@ -75,6 +75,8 @@ actor OrgSession {
     private let configuration: OrgConfiguration?
     private let connector: OrgConnector?
     private var connected: (any OrgClient)?
+    /// The connection being opened; concurrent stages wait for the same one.
+    private var connecting: Task<any OrgClient, Error>?
 
     init(configuration: OrgConfiguration?, connector: OrgConnector?) {
         self.configuration = configuration
@@ -89,7 +91,10 @@ actor OrgSession {
         guard let connector else {
             throw StageFailure(.invalidInput, "no org connector is installed in this build of the pipeline runner")
         }
-        let client = try await connector(configuration)
+        if let connecting { return try await connecting.value }
+        let task = Task { try await connector(configuration) }
+        connecting = task
+        let client = try await task.value
         connected = client
         return client
     }

@@ -12,6 +12,7 @@ public struct StageRegistry: Sendable {
     public static var builtIn: StageRegistry {
         var registry = StageRegistry()
         registry.register(ReportStage.self)
+        registry.register(ExtractSOQLStage.self)
         return registry
     }
 
