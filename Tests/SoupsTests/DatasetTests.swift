@@ -37,7 +37,7 @@ import Testing
             #expect(try await store.datasetRecords("accounts", afterSeq: 2500).isEmpty)
 
             var batches: [[JSONValue]] = []
-            for try await batch in store.datasetBatches("accounts", batchSize: 1000) { batches.append(batch) }
+            for try await batch in store.datasetBatches(["accounts"], batchSize: 1000) { batches.append(batch) }
             #expect(batches.map(\.count) == [1000, 1000, 500])
             #expect(batches.flatMap { $0 } == (1...2500).map(Self.record))
             // Key order survives the store.
@@ -78,7 +78,7 @@ import Testing
             try await store.beginDataset("empty", runId: "r")
             try await store.finishDataset("empty")
             var batches = 0
-            for try await _ in store.datasetBatches("empty") { batches += 1 }
+            for try await _ in store.datasetBatches(["empty"]) { batches += 1 }
             #expect(batches == 0)
             #expect(try await store.datasetInfo("empty") == DatasetInfo(name: "empty", runId: "r", count: 0, complete: true))
         }

@@ -58,15 +58,9 @@ extension SoupStore {
         }
     }
 
-    /// Streams a dataset's records in batches.
-    public func datasetBatches(_ name: String, batchSize: Int = 1000) -> AsyncThrowingStream<[JSONValue], Error> {
-        var cursor: Int64 = 0
-        return AsyncThrowingStream {
-            let page = try await self.datasetRecords(name, afterSeq: cursor, limit: batchSize)
-            guard let last = page.last else { return nil }
-            cursor = last.seq
-            return page.map(\.record)
-        }
+    /// Streams the records of `names`, one dataset after the other, `batchSize` at a time.
+    public func datasetBatches(_ names: [String], batchSize: Int = 1000) -> DatasetBatches {
+        DatasetBatches(store: self, names: names, batchSize: batchSize)
     }
 }
 
@@ -77,4 +71,38 @@ public struct DatasetInfo: Sendable, Equatable {
     public var count: Int
     /// `false` while the producing stage runs, or when it failed.
     public var complete: Bool
+}
+
+/// The records of one or more datasets in batches, read a page at a time (constant memory).
+public struct DatasetBatches: AsyncSequence, Sendable {
+    public typealias Element = [JSONValue]
+
+    let store: SoupStore
+    let names: [String]
+    let batchSize: Int
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let store: SoupStore
+        let names: [String]
+        let batchSize: Int
+        var nameIndex = 0
+        var cursor: Int64 = 0
+
+        public mutating func next() async throws -> [JSONValue]? {
+            while nameIndex < names.count {
+                let page = try await store.datasetRecords(names[nameIndex], afterSeq: cursor, limit: batchSize)
+                if let last = page.last {
+                    cursor = last.seq
+                    return page.map(\.record)
+                }
+                nameIndex += 1
+                cursor = 0
+            }
+            return nil
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(store: store, names: names, batchSize: batchSize)
+    }
 }

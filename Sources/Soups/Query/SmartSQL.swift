@@ -10,7 +10,7 @@ struct SmartSQL {
     /// Names the soups a statement refers to.
     static func soupNames(in sql: String) throws -> [String] {
         var names: [String] = []
-        try scan(sql) { placeholder in
+        _ = try scan(sql) { placeholder in
             let name = placeholder.split(separator: ":", maxSplits: 1).first.map(String.init) ?? ""
             if !names.contains(name) { names.append(name) }
             return ""

@@ -12,7 +12,7 @@ final class RunLog: Sendable {
         self.redactor = redactor
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let path = (directory as NSString).appendingPathComponent("run.log")
-        FileManager.default.createFile(atPath: path, contents: nil)
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
         file = Mutex(FileHandle(forWritingAtPath: path))
     }
 

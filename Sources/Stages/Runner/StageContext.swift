@@ -30,23 +30,8 @@ public struct StageContext: Sendable {
     }
 
     /// The records of every `from` stage, in order, a batch at a time.
-    public func inputBatches(batchSize: Int = 1000) -> AsyncThrowingStream<[JSONValue], Error> {
-        let store = self.store
-        let inputs = self.inputs
-        var inputIndex = 0
-        var cursor: Int64 = 0
-        return AsyncThrowingStream {
-            while inputIndex < inputs.count {
-                let page = try await store.datasetRecords(inputs[inputIndex], afterSeq: cursor, limit: batchSize)
-                if let last = page.last {
-                    cursor = last.seq
-                    return page.map(\.record)
-                }
-                inputIndex += 1
-                cursor = 0
-            }
-            return nil
-        }
+    public func inputBatches(batchSize: Int = 1000) -> DatasetBatches {
+        store.datasetBatches(inputs, batchSize: batchSize)
     }
 
     /// Appends records to this stage's output dataset (read by stages that name it in `from`).
@@ -123,17 +108,16 @@ struct EventLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    func log(level logLevel: Logger.Level, message: Logger.Message, metadata extra: Logger.Metadata?,
-             source: String, file: String, function: String, line: UInt) {
+    func log(event: LogEvent) {
         let level: RunEvent.LogLevel
-        switch logLevel {
+        switch event.level {
         case .trace, .debug: level = .debug
         case .info, .notice: level = .info
         case .warning: level = .warning
         case .error, .critical: level = .error
         }
-        var text = "\(message)"
-        let merged = metadata.merging(extra ?? [:]) { _, new in new }
+        var text = "\(event.message)"
+        let merged = metadata.merging(event.metadata ?? [:]) { _, new in new }
         if !merged.isEmpty { text += " " + merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ") }
         emit(.log(level: level, stage: stage, message: text))
     }
