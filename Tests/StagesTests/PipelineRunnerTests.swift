@@ -202,7 +202,7 @@ import Testing
         let log = try String(contentsOfFile: outcome.report.reportDir + "/run.log", encoding: .utf8)
         let report = try String(contentsOfFile: outcome.report.reportDir + "/report.json", encoding: .utf8)
         #expect(log.contains("request with Bearer ******** failed"))
-        for text in [log, report] + observer.events.map { $0.jsonLine(at: Date()) } {
+        for text in [log, report] + observer.events.map({ $0.jsonLine(at: Date()) }) {
             #expect(!text.contains("SECRETTOKEN"))
         }
     }
