@@ -13,6 +13,7 @@ public struct StageRegistry: Sendable {
         var registry = StageRegistry()
         registry.register(ReportStage.self)
         registry.register(ExtractSOQLStage.self)
+        registry.register(ExtractCSVStage.self)
         return registry
     }
 

@@ -1,0 +1,162 @@
+import Connectors
+import Foundation
+import JSON
+
+/// `extract.csv`: streams an RFC 4180 CSV file (header row) into the stage's dataset. `columns`
+/// renames headers, `types` coerces values, `constants` adds fields, `emptyAs` decides whether an
+/// empty cell is absent (default: the soup keeps its value) or `null`. A row that cannot be read —
+/// wrong column count, a value that does not convert, invalid encoding — goes to
+/// `rejects/<stage id>.csv` (`line,reason,raw`) and the rest of the file loads.
+public struct ExtractCSVStage: Stage {
+    public static let typeName = "extract.csv"
+    public static let countKeys = [StageCounts.read, StageCounts.rejected]
+
+    public let file: String
+    public let sobjectType: String?
+    let delimiter: Character
+    let encoding: CSVReader.Encoding
+    let columns: [String: String]
+    let coercions: [String: ValueCoercion]
+    let constants: JSONObject
+    let emptyIsNull: Bool
+
+    public init(settings: StageSettings) throws {
+        file = settings.filePath("file", required: true) ?? ""
+        sobjectType = settings.string("sobjectType")
+        let delimiterText = settings.string("delimiter") ?? ","
+        if delimiterText.count != 1 || !(delimiterText.first?.isASCII ?? false) {
+            settings.report("delimiter", "must be a single ASCII character, such as \",\" or \";\"")
+        }
+        delimiter = delimiterText.first ?? ","
+        let encodingName = settings.choice("encoding", of: CSVReader.Encoding.allCases.map(\.rawValue), default: "utf-8")
+        encoding = CSVReader.Encoding(rawValue: encodingName) ?? .utf8
+        let zoneName = settings.string("timeZone") ?? "UTC"
+        let zone = TimeZone(identifier: zoneName)
+        if zone == nil { settings.report("timeZone", "unknown time zone \"\(zoneName)\"; use an IANA name such as Europe/Paris") }
+        var renames: [String: String] = [:]
+        for (name, value) in settings.object("columns") ?? JSONObject() {
+            if let target = value.stringValue { renames[name] = target } else { settings.report("columns.\(name)", "must be a field name string") }
+        }
+        columns = renames
+        var coercions: [String: ValueCoercion] = [:]
+        for (field, value) in settings.object("types") ?? JSONObject() {
+            let kindName = value.stringValue ?? value["type"]?.stringValue ?? ""
+            guard let kind = ValueCoercion.Kind(rawValue: kindName) else {
+                settings.report("types.\(field)", "must be one of \(ValueCoercion.Kind.allCases.map(\.rawValue).joined(separator: ", ")), or {\"type\": …, \"format\": …}")
+                continue
+            }
+            coercions[field] = ValueCoercion(kind: kind, format: value["format"]?.stringValue, timeZone: zone ?? TimeZone(identifier: "UTC")!)
+        }
+        self.coercions = coercions
+        constants = settings.object("constants") ?? JSONObject()
+        emptyIsNull = settings.choice("emptyAs", of: ["absent", "null"], default: "absent") == "null"
+    }
+
+    public func run(in context: StageContext) async throws -> StageResult {
+        let reader: CSVReader
+        do {
+            reader = try CSVReader(path: file, delimiter: delimiter, encoding: encoding)
+        } catch {
+            throw StageFailure(.invalidInput, "\(file): \(FileManager.default.fileExists(atPath: file) ? "cannot be read" : "no such file")")
+        }
+        var rows = reader.makeIterator()
+        guard let headerRow = rows.next() else { throw StageFailure(.invalidInput, "\(file): the file is empty; a header row is required") }
+        guard case .fields(let header, _) = headerRow else {
+            if case .malformed(let reason, let line, _) = headerRow { throw StageFailure(.invalidInput, "\(file): line \(line): \(reason)") }
+            return StageResult()
+        }
+        let names = header.map { columns[$0] ?? $0 }
+        for (field, _) in coercions where !names.contains(field) {
+            throw StageFailure(.invalidInput, "\(file): types names \"\(field)\", which is not a column (columns: \(names.joined(separator: ", ")))")
+        }
+        var result = StageResult()
+        var rejects = RejectsWriter(directory: context.reportDirectory, stageId: context.stageId)
+        var batch: [JSONValue] = []
+        let object = sobjectType ?? "records"
+        while let row = rows.next() {
+            switch row {
+            case .malformed(let reason, let line, let raw):
+                try rejects.add(line: line, reason: reason, raw: raw)
+                result.add(StageCounts.rejected, object: object)
+            case .fields(let values, let line):
+                if values.count == 1 && values[0].isEmpty { continue }
+                switch record(values, names: names) {
+                case .success(let record):
+                    batch.append(.object(record))
+                    result.add(StageCounts.read, object: object)
+                case .failure(let failure):
+                    try rejects.add(line: line, reason: failure.message,
+                                    raw: values.map { Self.csvField($0, delimiter: delimiter) }.joined(separator: String(delimiter)))
+                    result.add(StageCounts.rejected, object: object)
+                }
+            }
+            if batch.count >= 1000 {
+                try await context.emit(batch)
+                batch.removeAll(keepingCapacity: true)
+                if context.shouldStop { break }
+            }
+        }
+        try await context.emit(batch)
+        try rejects.close()
+        return result
+    }
+
+    /// The record for one row's values, or why the row is rejected.
+    func record(_ values: [String], names: [String]) -> Result<JSONObject, CoercionFailure> {
+        guard values.count == names.count else {
+            return .failure(CoercionFailure("expected \(names.count) columns, found \(values.count)"))
+        }
+        var record = JSONObject()
+        if let sobjectType { record["attributes"] = ["type": .string(sobjectType)] }
+        for (name, value) in zip(names, values) {
+            if value.isEmpty {
+                if emptyIsNull { record[name] = .null }
+                continue
+            }
+            if let coercion = coercions[name] {
+                switch coercion.convert(value) {
+                case .success(let converted): record[name] = converted
+                case .failure(let failure): return .failure(CoercionFailure("column \(name): \(failure.message)"))
+                }
+            } else {
+                record[name] = .string(value)
+            }
+        }
+        for (name, value) in constants { record[name] = value }
+        return .success(record)
+    }
+
+    static func csvField(_ value: String, delimiter: Character) -> String {
+        guard value.contains(where: { $0 == delimiter || $0 == "\"" || $0 == "\n" || $0 == "\r" || $0 == "\r\n" }) else { return value }
+        return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}
+
+/// Writes `rejects/<stage id>.csv` in the report directory, created on the first reject.
+struct RejectsWriter {
+    let path: String
+    private var handle: FileHandle?
+
+    init(directory: String, stageId: String) {
+        path = (directory as NSString).appendingPathComponent("rejects/\(stageId).csv")
+    }
+
+    mutating func add(line: Int, reason: String, raw: String) throws {
+        if handle == nil {
+            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            guard FileManager.default.createFile(atPath: path, contents: Data("line,reason,raw\r\n".utf8)),
+                  let opened = FileHandle(forWritingAtPath: path) else {
+                throw StageFailure(.failed, "\(path): cannot write the rejects file")
+            }
+            opened.seekToEndOfFile()
+            handle = opened
+        }
+        let fields = [String(line), reason, raw].map { ExtractCSVStage.csvField($0, delimiter: ",") }
+        handle?.write(Data((fields.joined(separator: ",") + "\r\n").utf8))
+    }
+
+    mutating func close() throws {
+        try handle?.close()
+        handle = nil
+    }
+}
