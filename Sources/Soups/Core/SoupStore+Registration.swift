@@ -13,6 +13,11 @@ extension SoupStore {
         try Self.validate(spec)
         return try await pool.write { db in
             if let existing = try? SoupTable.load(db, soupName: spec.name) {
+                // Stores made before the confirmed-values column existed get it now.
+                let columns = try Row.fetchAll(db, sql: "PRAGMA table_info(\(existing.tableName))").map { $0["name"] as String }
+                if !columns.contains("_confirmed") {
+                    try db.execute(sql: "ALTER TABLE \(existing.tableName) ADD COLUMN _confirmed TEXT")
+                }
                 let missing = spec.indexes.filter { index in !existing.spec.indexes.contains(index) }
                 if missing.isEmpty { return false }
                 try Self.addIndexes(missing, to: existing, db)
@@ -23,7 +28,7 @@ extension SoupStore {
             let table = SoupTable(spec: spec, soupId: db.lastInsertedRowID)
             var columnDefinitions = [
                 "id INTEGER PRIMARY KEY AUTOINCREMENT", "soup TEXT NOT NULL", "created INTEGER NOT NULL",
-                "lastModified INTEGER NOT NULL", "_local INTEGER NOT NULL DEFAULT 0", "_syncId INTEGER",
+                "lastModified INTEGER NOT NULL", "_local INTEGER NOT NULL DEFAULT 0", "_syncId INTEGER", "_confirmed TEXT",
             ]
             for (index, column) in zip(spec.indexes, table.columns) {
                 if let column { columnDefinitions.append("\(column) \(Self.sqlType(index.type))") }

@@ -147,3 +147,28 @@ extension Array {
         stride(from: 0, to: count, by: size).map { self[$0..<Swift.min($0 + size, count)] }
     }
 }
+
+extension SoupStore {
+    /// The entries whose `path` equals one of `values` (compared as the path's index stores them),
+    /// grouped by that value — one query per 500 values, for matching a batch of records at once.
+    public func entries(in soupName: String, where path: String, in values: [JSONValue]) async throws -> [JSONValue: [JSONObject]] {
+        try await pool.read { db in
+            let table = try SoupTable.load(db, soupName: soupName)
+            var found: [JSONValue: [JSONObject]] = [:]
+            let keys = values.map { Self.comparable($0, path: path, table: table) }
+            var byKey: [DatabaseValue: [JSONValue]] = [:]
+            for (key, value) in zip(keys, values) where !(byKey[key]?.contains(value) ?? false) { byKey[key, default: []].append(value) }
+            for chunk in Array(byKey.keys).chunked(into: 500) {
+                let rows = try Row.fetchAll(
+                    db, sql: "SELECT \(table.expression(forPath: path)) AS k, soup FROM \(table.tableName) WHERE \(table.expression(forPath: path)) IN (\(chunk.map { _ in "?" }.joined(separator: ",")))",
+                    arguments: StatementArguments(Array(chunk)))
+                for row in rows {
+                    let key = row["k"] as DatabaseValue
+                    let entry = try Self.decodeEntry(row["soup"])
+                    for value in byKey[key] ?? [] { found[value, default: []].append(entry) }
+                }
+            }
+            return found
+        }
+    }
+}

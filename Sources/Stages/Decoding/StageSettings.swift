@@ -16,8 +16,10 @@ public final class StageSettings {
     public let path: String
     let file: String
     let baseDirectory: String
-    let soups: [SoupSpec]
-    let syncs: [SyncDefinition]
+    /// The soups the pipeline declares.
+    public let soups: [SoupSpec]
+    /// The syncs the pipeline declares.
+    public let syncs: [SyncDefinition]
     private(set) var used: Set<String> = []
     private(set) var diagnostics: [PipelineDiagnostic] = []
 

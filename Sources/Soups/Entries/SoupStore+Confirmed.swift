@@ -1,0 +1,44 @@
+import GRDB
+import JSON
+
+/// The values the org last confirmed for each entry (by sync down, or by a sync up it accepted),
+/// kept beside the entry, so `markDirty` can tell a local edit from an unchanged record.
+extension SoupStore {
+    /// Records `values` as what the org confirmed for entries (by `_soupEntryId`).
+    public func setConfirmed(_ values: [Int64: JSONObject], in soupName: String) async throws {
+        try await pool.write { db in
+            let table = try SoupTable.load(db, soupName: soupName)
+            let statement = try db.cachedStatement(sql: "UPDATE \(table.tableName) SET _confirmed = ? WHERE id = ?")
+            for (id, object) in values {
+                try statement.execute(arguments: [JSONValue.object(object).jsonString, id])
+            }
+        }
+    }
+
+    /// The confirmed values of entries, for those that have any.
+    public func confirmed(ids: [Int64], in soupName: String) async throws -> [Int64: JSONObject] {
+        try await pool.read { db in
+            let table = try SoupTable.load(db, soupName: soupName)
+            var found: [Int64: JSONObject] = [:]
+            for chunk in ids.chunked(into: 500) {
+                let rows = try Row.fetchAll(
+                    db, sql: "SELECT id, _confirmed FROM \(table.tableName) WHERE _confirmed IS NOT NULL AND id IN (\(chunk.map { _ in "?" }.joined(separator: ",")))",
+                    arguments: StatementArguments(chunk))
+                for row in rows { found[row["id"]] = try Self.decodeEntry(row["_confirmed"]) }
+            }
+            return found
+        }
+    }
+}
+
+extension JSONObject {
+    /// The record's own data: every field but `attributes`, the `_soup…` fields and the `__…__`
+    /// sync fields — what is compared to decide whether a record changed.
+    public var dataFields: JSONObject {
+        var data = JSONObject()
+        for (key, value) in self where key != "attributes" && !key.hasPrefix("_soup") && !(key.hasPrefix("__") && key.hasSuffix("__")) {
+            data[key] = value
+        }
+        return data
+    }
+}

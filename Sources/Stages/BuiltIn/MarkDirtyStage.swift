@@ -1,0 +1,86 @@
+import JSON
+import SOQL
+import Soups
+
+/// `markDirty`: sets Mobile Sync's local flags on the entries of a soup chosen by `where` (a SOQL
+/// condition over the entry's fields; all entries when absent), adding to the flags already set.
+/// `as` is `created`, `updated`, `deleted`, or `auto`: no server id → created; data fields that
+/// differ from what the org last confirmed → updated; otherwise left clean. An entry with a server
+/// id and nothing confirmed yet counts as updated: its values cannot be shown to match the org's.
+public struct MarkDirtyStage: Stage {
+    public static let typeName = "markDirty"
+    public static let countKeys = [StageCounts.read, StageCounts.created, StageCounts.updated, StageCounts.deleted, StageCounts.unchanged]
+
+    enum Mode: String, CaseIterable {
+        case created, updated, deleted, auto
+    }
+
+    let soup: String
+    let condition: SOQLCondition?
+    let mode: Mode
+
+    public init(settings: StageSettings) throws {
+        soup = settings.soup("soup") ?? ""
+        mode = Mode(rawValue: settings.choice("as", of: Mode.allCases.map(\.rawValue), default: "auto")) ?? .auto
+        if let text = settings.string("where") {
+            do {
+                condition = try SOQL.parseCondition(text)
+            } catch {
+                settings.report("where", "\(error.errorCode.rawValue) at row \(error.row), column \(error.column): \(error.detail)")
+                condition = nil
+            }
+        } else {
+            condition = nil
+        }
+    }
+
+    public func run(in context: StageContext) async throws -> StageResult {
+        var result = StageResult()
+        let evaluator = SOQLEvaluator(nowMilliseconds: Timestamp.milliseconds(.now))
+        var afterId: Int64 = 0
+        while true {
+            let page = try await context.store.entries(in: soup, afterId: afterId, limit: 1000)
+            guard let last = page.last?.soupEntryId else { break }
+            afterId = last
+            let chosen = try page.filter { entry in try condition.map { try evaluator.matches($0, record: entry) } ?? true }
+            result.add(StageCounts.read, chosen.count)
+            let confirmed = mode == .auto ? try await context.store.confirmed(ids: chosen.compactMap(\.soupEntryId), in: soup) : [:]
+            var changed: [JSONObject] = []
+            for var entry in chosen {
+                let object = entry["attributes"]?["type"]?.stringValue ?? soup
+                let flag: String?
+                switch mode {
+                case .created: flag = SyncField.locallyCreated
+                case .updated: flag = SyncField.locallyUpdated
+                case .deleted: flag = SyncField.locallyDeleted
+                case .auto:
+                    let id = entry["Id"]?.stringValue ?? ""
+                    if id.isEmpty || SyncField.isLocalId(id) {
+                        flag = SyncField.locallyCreated
+                    } else if let snapshot = entry.soupEntryId.flatMap({ confirmed[$0] }), snapshot.dataFields == entry.dataFields {
+                        flag = nil
+                    } else {
+                        flag = SyncField.locallyUpdated
+                    }
+                }
+                guard let flag else {
+                    result.add(StageCounts.unchanged, object: object)
+                    continue
+                }
+                let countKey = flag == SyncField.locallyCreated ? StageCounts.created
+                    : flag == SyncField.locallyDeleted ? StageCounts.deleted : StageCounts.updated
+                if entry[flag]?.isTruthy == true && entry.isDirty {
+                    result.add(StageCounts.unchanged, object: object)
+                    continue
+                }
+                entry[flag] = .bool(true)
+                entry[SyncField.local] = .bool(true)
+                changed.append(entry)
+                result.add(countKey, object: object)
+            }
+            try await context.store.upsert(changed, into: soup)
+            if context.shouldStop { break }
+        }
+        return result
+    }
+}

@@ -1,0 +1,224 @@
+import Foundation
+import JSON
+import Soups
+
+/// `stage`: writes a dataset into a soup. Records are matched to entries on `matchOn`; fields
+/// present in a record replace the entry's values and the others are kept. Unmatched records become
+/// new entries — with their server `Id`, or a `local_` id — and clean sync flags (`markDirty` sets
+/// them). With `mergeMode` LEAVE_IF_CHANGED a dirty entry is never touched (counted as a conflict).
+/// `children` stores nested child records in their own soup, linked by `parentIdField`; `parent`
+/// links each record to a parent entry by a key. A link carries the parent's server id, or its
+/// `local_` id until it has one; a child whose parent cannot be found is rejected.
+public struct SoupStagingStage: Stage {
+    public static let typeName = "stage"
+    public static let countKeys = [StageCounts.read, StageCounts.created, StageCounts.updated, StageCounts.unchanged,
+                                   StageCounts.conflicts, StageCounts.rejected]
+
+    /// How nested child records are stored.
+    struct Children: Sendable {
+        var relationship: String
+        var soup: String
+        var parentIdField: String
+        var matchOn: String
+    }
+
+    /// How records find their parent entry.
+    struct Parent: Sendable {
+        var soup: String
+        var key: String
+        var matchOn: String
+        var idField: String
+    }
+
+    let soup: String
+    let matchOn: String
+    let leaveIfChanged: Bool
+    let sobjectType: String?
+    let children: Children?
+    let parent: Parent?
+
+    public init(settings: StageSettings) throws {
+        soup = settings.soup("soup") ?? ""
+        matchOn = settings.string("matchOn") ?? "Id"
+        leaveIfChanged = settings.choice("mergeMode", of: ["OVERWRITE", "LEAVE_IF_CHANGED"], default: "OVERWRITE") == "LEAVE_IF_CHANGED"
+        sobjectType = settings.string("sobjectType")
+        let knownSoups = settings.soups
+        func checkIndexed(_ soupName: String, _ path: String, _ key: String) {
+            guard let spec = knownSoups.first(where: { $0.name == soupName }) else { return }
+            if path != SyncField.soupEntryId && spec.index(forPath: path) == nil {
+                settings.report(key, "soup \"\(soupName)\" has no index on \"\(path)\"; matching needs an indexed path (indexed: \(spec.indexes.map(\.path).joined(separator: ", ")))")
+            }
+        }
+        checkIndexed(soup, matchOn, "matchOn")
+        if let object = settings.object("children") {
+            let relationship = object["relationship"]?.stringValue
+            let soupName = object["soup"]?.stringValue
+            let parentIdField = object["parentIdField"]?.stringValue
+            for key in object.keys where !["relationship", "soup", "parentIdField", "matchOn"].contains(key) {
+                settings.report("children.\(key)", "unknown key; expected relationship, soup, parentIdField, matchOn")
+            }
+            if relationship == nil || soupName == nil || parentIdField == nil {
+                settings.report("children", "needs relationship, soup and parentIdField")
+            }
+            if let soupName, !knownSoups.contains(where: { $0.name == soupName }) {
+                settings.report("children.soup", "no soup named \"\(soupName)\"; known soups: \(knownSoups.map(\.name).sorted().joined(separator: ", "))")
+            }
+            let childMatch = object["matchOn"]?.stringValue ?? "Id"
+            if let soupName { checkIndexed(soupName, childMatch, "children.matchOn") }
+            children = Children(relationship: relationship ?? "", soup: soupName ?? "", parentIdField: parentIdField ?? "", matchOn: childMatch)
+        } else {
+            children = nil
+        }
+        if let object = settings.object("parent") {
+            for key in object.keys where !["soup", "key", "matchOn", "idField"].contains(key) {
+                settings.report("parent.\(key)", "unknown key; expected soup, key, matchOn, idField")
+            }
+            guard let soupName = object["soup"]?.stringValue, let key = object["key"]?.stringValue,
+                  let parentMatch = object["matchOn"]?.stringValue, let idField = object["idField"]?.stringValue else {
+                settings.report("parent", "needs soup, key, matchOn and idField")
+                parent = nil
+                return
+            }
+            if !knownSoups.contains(where: { $0.name == soupName }) {
+                settings.report("parent.soup", "no soup named \"\(soupName)\"; known soups: \(knownSoups.map(\.name).sorted().joined(separator: ", "))")
+            }
+            checkIndexed(soupName, parentMatch, "parent.matchOn")
+            parent = Parent(soup: soupName, key: key, matchOn: parentMatch, idField: idField)
+        } else {
+            parent = nil
+        }
+    }
+
+    public func run(in context: StageContext) async throws -> StageResult {
+        var result = StageResult()
+        for try await batch in context.inputBatches(batchSize: 500) {
+            var records = batch.compactMap(\.objectValue)
+            result.add(StageCounts.read, records.count)
+            if let parent {
+                records = try await linkParents(records, parent: parent, context: context, result: &result)
+            }
+            var nested: [[JSONObject]] = []
+            if let children {
+                nested = records.map { record in
+                    (record[children.relationship]?["records"]?.arrayValue ?? []).compactMap(\.objectValue)
+                }
+                records = records.map { record in
+                    var stripped = record
+                    stripped[children.relationship] = nil
+                    return stripped
+                }
+            }
+            let stored = try await write(records, into: soup, matchOn: matchOn, context: context, result: &result)
+            if let children {
+                var childRecords: [JSONObject] = []
+                for (entry, kids) in zip(stored, nested) {
+                    guard let entry, let parentId = entry["Id"] else { continue }
+                    for var kid in kids {
+                        kid[children.parentIdField] = parentId
+                        childRecords.append(kid)
+                    }
+                }
+                _ = try await write(childRecords, into: children.soup, matchOn: children.matchOn, context: context, result: &result)
+            }
+            if context.shouldStop { break }
+        }
+        return result
+    }
+
+    /// Fills each record's `idField` with its parent entry's id; records without a parent are rejected.
+    func linkParents(_ records: [JSONObject], parent: Parent, context: StageContext, result: inout StageResult) async throws -> [JSONObject] {
+        let keys = records.compactMap { $0[parent.key] }.filter { !$0.isNull }
+        let parents = try await context.store.entries(in: parent.soup, where: parent.matchOn, in: keys)
+        var linked: [JSONObject] = []
+        for var record in records {
+            let object = Self.type(of: record) ?? sobjectType ?? "records"
+            guard let key = record[parent.key], let matches = parents[key], matches.count == 1, let id = matches[0]["Id"] else {
+                let keyText = record[parent.key].map { $0.stringValue ?? $0.jsonString } ?? "(none)"
+                let count = record[parent.key].flatMap { parents[$0]?.count } ?? 0
+                context.logger.warning("rejected: \(count > 1 ? "ambiguous parent" : "missing parent"): \(parent.key) = \(keyText)")
+                result.add(StageCounts.rejected, object: object)
+                continue
+            }
+            record[parent.idField] = id
+            record[parent.key] = nil
+            linked.append(record)
+        }
+        return linked
+    }
+
+    /// Matches, merges and stores records in one soup; returns each record's stored entry (nil when
+    /// it was rejected or left alone on conflict).
+    func write(_ records: [JSONObject], into soupName: String, matchOn: String, context: StageContext, result: inout StageResult)
+        async throws -> [JSONObject?]
+    {
+        guard !records.isEmpty else { return [] }
+        let keys = records.compactMap { $0[matchOn] }.filter { !$0.isNull }
+        let existing = try await context.store.entries(in: soupName, where: matchOn, in: keys)
+        var toStore: [JSONObject] = []
+        /// Per record: where its entry will be (an index into `toStore`), the unchanged entry, or nothing.
+        enum Slot { case stored(Int), unchanged(JSONObject), none }
+        var positions: [Slot] = []
+        var claimed = Set<Int64>()
+        for record in records {
+            let object = Self.type(of: record) ?? sobjectType ?? "records"
+            let matches = record[matchOn].flatMap { $0.isNull ? nil : existing[$0] } ?? []
+            if matches.count > 1 {
+                context.logger.warning("rejected: \(matches.count) entries of \(soupName) have \(matchOn) = \(record[matchOn]!.jsonString)")
+                result.add(StageCounts.rejected, object: object)
+                positions.append(.none)
+                continue
+            }
+            if var entry = matches.first {
+                if leaveIfChanged && entry.isDirty {
+                    result.add(StageCounts.conflicts, object: object)
+                    positions.append(.none)
+                    continue
+                }
+                var changed = false
+                for (key, value) in record where key != "attributes" && !key.hasPrefix("_soup") && !(key.hasPrefix("__") && key.hasSuffix("__")) {
+                    if entry[key] != value { entry[key] = value; changed = true }
+                }
+                if entry["attributes"] == nil, let type = Self.type(of: record) ?? sobjectType { entry["attributes"] = ["type": .string(type)]; changed = true }
+                guard changed, let id = entry.soupEntryId, claimed.insert(id).inserted else {
+                    result.add(StageCounts.unchanged, object: object)
+                    positions.append(.unchanged(entry))
+                    continue
+                }
+                result.add(StageCounts.updated, object: object)
+                positions.append(.stored(toStore.count))
+                toStore.append(entry)
+            } else {
+                var entry = record
+                guard let type = Self.type(of: record) ?? sobjectType else {
+                    context.logger.warning("rejected: a record for \(soupName) has no attributes.type (set sobjectType)")
+                    result.add(StageCounts.rejected)
+                    positions.append(.none)
+                    continue
+                }
+                entry["attributes"] = ["type": .string(type)]
+                if entry["Id"]?.stringValue?.isEmpty ?? true { entry["Id"] = .string(Self.localId()) }
+                for flag in SyncField.flags where entry[flag] == nil { entry[flag] = .bool(false) }
+                result.add(StageCounts.created, object: type)
+                positions.append(.stored(toStore.count))
+                toStore.append(entry)
+            }
+        }
+        let stored = try await context.store.upsert(toStore, into: soupName)
+        return positions.map { slot in
+            switch slot {
+            case .stored(let index): return stored[index]
+            case .unchanged(let entry): return entry
+            case .none: return nil
+            }
+        }
+    }
+
+    static func type(of record: JSONObject) -> String? {
+        record["attributes"]?["type"]?.stringValue
+    }
+
+    /// A new local id: `local_` and a random 64-bit number, as Mobile SDK's `local_<nanoTime>`.
+    static func localId() -> String {
+        "local_" + String(UInt64.random(in: 1...UInt64.max))
+    }
+}

@@ -1,0 +1,163 @@
+import Foundation
+import JSON
+import Soups
+import Stages
+import Testing
+
+/// The dataset → soup → flags path: `extract.csv`, `stage` and `markDirty` together.
+@Suite struct StageAndMarkDirtyTests {
+    static let soups = """
+        "soups": [
+          {"soupName": "AccountSoup", "indexes": [{"path": "Id", "type": "string"}, {"path": "Name", "type": "string"},
+                                                  {"path": "__local__", "type": "string"}]},
+          {"soupName": "ContactSoup", "indexes": [{"path": "Id", "type": "string"}, {"path": "LastName", "type": "string"},
+                                                  {"path": "AccountId", "type": "string"}]}
+        ]
+        """
+
+    func run(_ directory: String, _ stages: String) async throws -> (RunOutcome, SoupStore) {
+        let pipeline = try loadPipeline("{ \(Self.soups), \"stages\": \(stages) }", in: directory)
+        let outcome = try await PipelineRunner(pipeline: pipeline, observer: RecordingObserver()).run()
+        return (outcome, try SoupStore.openForReading(path: pipeline.store))
+    }
+
+    func entries(_ store: SoupStore, _ soup: String) async throws -> [JSONObject] {
+        try await store.entries(in: soup, limit: 1000)
+    }
+
+    @Test func stagedRecordsBecomeEntriesMatchedAndMerged() async throws {
+        let directory = try makeTemporaryDirectory()
+        try write("Name,Industry\nAcme,Tech\nGlobex,Energy\n", to: "accounts.csv", in: directory)
+        let stages = """
+            [ { "id": "csv", "type": "extract.csv", "file": "accounts.csv", "sobjectType": "Account" },
+              { "id": "stage", "type": "stage", "from": "csv", "soup": "AccountSoup", "matchOn": "Name" } ]
+            """
+        let (first, store) = try await run(directory, stages)
+        #expect(first.exitCode == 0)
+        #expect(first.report.stages[1].counts == ["read": 2, "created": 2, "updated": 0, "unchanged": 0, "conflicts": 0, "rejected": 0])
+        let created = try await entries(store, "AccountSoup")
+        #expect(created.map { $0["Name"]?.stringValue ?? "" } == ["Acme", "Globex"])
+        #expect(created[0]["Id"]?.stringValue?.hasPrefix("local_") == true)
+        #expect(created[0]["attributes"] == ["type": "Account"])
+        #expect(created[0][SyncField.local] == false)
+
+        // Same names again with one change: matched and merged, not duplicated; other fields kept.
+        try write("Name,Industry,Phone\nAcme,Tech,555\nGlobex,Energy,\n", to: "accounts.csv", in: directory)
+        let (second, store2) = try await run(directory, stages)
+        #expect(second.report.stages[1].counts["updated"] == 1)
+        #expect(second.report.stages[1].counts["unchanged"] == 1)
+        let merged = try await entries(store2, "AccountSoup")
+        #expect(merged.count == 2)
+        #expect(merged[0]["Phone"] == "555")
+        #expect(merged[0]["Id"] == created[0]["Id"])
+    }
+
+    @Test func childrenAndParentLinksCarryLocalIds() async throws {
+        let directory = try makeTemporaryDirectory()
+        try write("Name\nAcme\n", to: "accounts.csv", in: directory)
+        try write("LastName,AccountName\nCoyote,Acme\nRunner,Acme\nNobody,Initech\n", to: "contacts.csv", in: directory)
+        let (outcome, store) = try await run(directory, """
+            [ { "id": "accounts", "type": "extract.csv", "file": "accounts.csv", "sobjectType": "Account" },
+              { "id": "stageAccounts", "type": "stage", "from": "accounts", "soup": "AccountSoup", "matchOn": "Name" },
+              { "id": "contacts", "type": "extract.csv", "file": "contacts.csv", "sobjectType": "Contact" },
+              { "id": "stageContacts", "type": "stage", "from": "contacts", "after": ["stageAccounts"], "soup": "ContactSoup",
+                "matchOn": "LastName", "parent": {"soup": "AccountSoup", "key": "AccountName", "matchOn": "Name", "idField": "AccountId"} } ]
+            """)
+        #expect(outcome.exitCode == 3)
+        let contactsStage = try #require(outcome.report.stages.first { $0.id == "stageContacts" })
+        #expect(contactsStage.counts["created"] == 2)
+        #expect(contactsStage.counts["rejected"] == 1)
+        let account = try #require(try await entries(store, "AccountSoup").first)
+        let contacts = try await entries(store, "ContactSoup")
+        #expect(contacts.map { $0["AccountId"] } == [account["Id"], account["Id"]])
+        #expect(contacts.allSatisfy { $0["AccountName"] == nil })
+    }
+
+    @Test func nestedChildrenAreStoredInTheirSoup() async throws {
+        let directory = try makeTemporaryDirectory()
+        let pipeline = try loadPipeline("""
+            { \(Self.soups), "stages": [
+                { "id": "source", "type": "test.count", "count": 0 },
+                { "id": "stage", "type": "stage", "from": "source", "soup": "AccountSoup", "matchOn": "Id",
+                  "children": {"relationship": "Contacts", "soup": "ContactSoup", "parentIdField": "AccountId", "matchOn": "Id"} } ] }
+            """, in: directory)
+        // Seed the source dataset as extract.soql would leave it: a server record with a subquery result.
+        let store = try SoupStore(path: pipeline.store)
+        try await store.beginDataset("source", runId: "seed")
+        try await store.appendToDataset("source", records: [[
+            "attributes": ["type": "Account"], "Id": "001000000000001AAA", "Name": "Acme",
+            "Contacts": ["totalSize": 1, "done": true, "records": [["attributes": ["type": "Contact"], "Id": "003000000000001AAA", "LastName": "Coyote"]]],
+        ]])
+        try await store.finishDataset("source")
+        for soup in pipeline.soups { try await store.registerSoup(soup) }
+        try store.close()
+        let outcome = try await PipelineRunner(pipeline: pipeline, options: RunOptions(only: ["stage"]), observer: RecordingObserver()).run()
+        #expect(outcome.exitCode == 0)
+        #expect(outcome.report.stages[0].byObject == ["Account": ["created": 1], "Contact": ["created": 1]])
+        let reader = try SoupStore.openForReading(path: pipeline.store)
+        let accounts = try await entries(reader, "AccountSoup")
+        #expect(accounts.first?["Contacts"] == nil)
+        let contacts = try await entries(reader, "ContactSoup")
+        #expect(contacts.first?["AccountId"] == "001000000000001AAA")
+        #expect(contacts.first?["Id"] == "003000000000001AAA")
+    }
+
+    @Test func markDirtyModesAndWhere() async throws {
+        let directory = try makeTemporaryDirectory()
+        try write("Name,Industry\nAcme,Tech\nGlobex,Energy\nInitech,Banking\n", to: "accounts.csv", in: directory)
+        let load = """
+            { "id": "csv", "type": "extract.csv", "file": "accounts.csv", "sobjectType": "Account" },
+            { "id": "stage", "type": "stage", "from": "csv", "soup": "AccountSoup", "matchOn": "Name" }
+            """
+        let (outcome, store) = try await run(directory, """
+            [ \(load),
+              { "id": "mark", "type": "markDirty", "after": ["stage"], "soup": "AccountSoup", "where": "Industry IN ('Tech', 'Energy')", "as": "auto" },
+              { "id": "delete", "type": "markDirty", "after": ["mark"], "soup": "AccountSoup", "where": "Name = 'globex'", "as": "deleted" } ]
+            """)
+        #expect(outcome.exitCode == 0)
+        #expect(outcome.report.stages[2].counts == ["read": 2, "created": 2, "updated": 0, "deleted": 0, "unchanged": 0])
+        #expect(outcome.report.stages[3].counts["deleted"] == 1)
+        let entries = try await entries(store, "AccountSoup")
+        #expect(entries.map { $0[SyncField.local] } == [true, true, false])
+        #expect(entries[1][SyncField.locallyCreated] == true)
+        #expect(entries[1][SyncField.locallyDeleted] == true)
+        #expect(try await store.dirtyEntries(in: "AccountSoup").count == 2)
+
+        // Server ids: unchanged since the org confirmed them → clean; edited → updated.
+        let writer = try SoupStore(path: store.path)
+        var acme = entries[0]
+        acme["Id"] = "001000000000001AAA"
+        acme.markClean()
+        var initech = entries[2]
+        initech["Id"] = "001000000000003AAA"
+        let saved = try await writer.upsert([acme, initech], into: "AccountSoup")
+        try await writer.setConfirmed([saved[0].soupEntryId!: saved[0], saved[1].soupEntryId!: saved[1]], in: "AccountSoup")
+        var edited = saved[1]
+        edited["Industry"] = "Finance"
+        try await writer.upsert([edited], into: "AccountSoup")
+        try writer.close()
+        let (again, reread) = try await run(directory, """
+            [ { "id": "auto", "type": "markDirty", "soup": "AccountSoup", "where": "Id LIKE '001%'" } ]
+            """)
+        #expect(again.report.stages[0].counts == ["read": 2, "created": 0, "updated": 1, "deleted": 0, "unchanged": 1])
+        let after = try await self.entries(reread, "AccountSoup")
+        #expect(after.first { $0["Name"] == "Initech" }?[SyncField.locallyUpdated] == true)
+        #expect(after.first { $0["Name"] == "Acme" }?[SyncField.local] == false)
+    }
+
+    @Test func settingsAreCheckedAgainstTheSoups() throws {
+        let directory = try makeTemporaryDirectory()
+        let errors = loadErrors("""
+            { \(Self.soups), "stages": [
+                { "id": "a", "type": "stage", "soup": "AccountSoup", "matchOn": "Website", "mergeMode": "MERGE" },
+                { "id": "b", "type": "markDirty", "soup": "Nope", "as": "touched", "where": "Name = " } ] }
+            """, in: directory)
+        #expect(errors == [
+            "stages[0].mergeMode: must be one of \"OVERWRITE\", \"LEAVE_IF_CHANGED\", not \"MERGE\"",
+            "stages[0].matchOn: soup \"AccountSoup\" has no index on \"Website\"; matching needs an indexed path (indexed: Id, Name, __local__)",
+            "stages[1].soup: no soup named \"Nope\"; known soups: AccountSoup, ContactSoup",
+            "stages[1].as: must be one of \"created\", \"updated\", \"deleted\", \"auto\", not \"touched\"",
+            "stages[1].where: MALFORMED_QUERY at row 1, column 8: unexpected token: <EOF>",
+        ])
+    }
+}
