@@ -220,7 +220,7 @@ func createAccounts(_ client: SalesforceClient, count: Int, prefix: String, extr
 /// requests in flight and every request line.
 final class ObservingTransport: HTTPTransport {
     let inner: any HTTPTransport
-    private let state = Mutex<(inFlight: Int, peak: Int, lines: [String])>((0, 0, []))
+    private let state = Mutex<(inFlight: Int, peak: Int, lines: [String], trace: [String], tokens: [String])>((0, 0, [], [], []))
 
     init(_ inner: any HTTPTransport) {
         self.inner = inner
@@ -237,11 +237,37 @@ final class ObservingTransport: HTTPTransport {
             $0.lines.append("\(method) \(url)")
         }
         defer { state.withLock { $0.inFlight -= 1 } }
-        return try await inner.execute(method: method, url: url, headers: headers, body: body, timeoutSeconds: timeoutSeconds)
+        let token = headers.first { $0.0 == "Authorization" }.map { String($0.1.suffix(4)) } ?? "-"
+        do {
+            let response = try await inner.execute(method: method, url: url, headers: headers, body: body, timeoutSeconds: timeoutSeconds)
+            let issued = (try? response.json())?["access_token"]?.stringValue
+            let note = issued.map { " new token …" + $0.suffix(4) } ?? ""
+            state.withLock {
+                $0.trace.append("\(method) \(TracePath.path(url)) [\(token)] → \(response.status)\(note)")
+                if let issued { $0.tokens.append(issued) }
+            }
+            return response
+        } catch {
+            state.withLock { $0.trace.append("\(method) \(TracePath.path(url)) [\(token)] → \(error)") }
+            throw error
+        }
     }
+
+    /// Every access token the org issued to the client (secrets that must appear in no error).
+    var issuedTokens: [String] { state.withLock { $0.tokens } }
+
+    /// `METHOD path [token tail] → status` of every exchange, in the order answers arrived (for diagnostics).
+    var trace: [String] { state.withLock { $0.trace } }
 
     func shutdown() async {
         await inner.shutdown()
+    }
+}
+
+/// The path of a URL, for traces.
+enum TracePath {
+    static func path(_ url: String) -> String {
+        URLComponents(string: url)?.path ?? url
     }
 }
 
@@ -265,7 +291,7 @@ struct JWTFixture {
             issuer: name, subject: name, signatureAlgorithm: .sha256WithRSAEncryption, extensions: Certificate.Extensions(),
             issuerPrivateKey: certificateKey)
         let pem = try certificate.serializeAsPEM().pemString
-        var document = try #require(try JSONParser.parse(String(contentsOfFile: sampleSeedPath, encoding: .utf8)).value.objectValue)
+        var document = try #require(try JSONParser.parse(String(contentsOfFile: sampleSeedPath, encoding: .utf8)).objectValue)
         var users = try #require(document["users"]?.arrayValue)
         var user = try #require(users[0].objectValue)
         user["jwtCertificate"] = .string(pem)

@@ -86,7 +86,7 @@ import Testing
     @Test func validateAcceptsTheShippedPipelines() throws {
         let result = try Self.pipeline(["validate", Self.packageRoot + "/pipelines/demo.json"])
         #expect(result.exitCode == 0)
-        #expect(result.stdout.contains("valid — 3 stages, 2 soups, 2 syncs"))
+        #expect(result.stdout.contains("valid — 9 stages, 2 soups, 2 syncs"))
     }
 
     @Test func graphPrintsMermaid() throws {
@@ -238,9 +238,16 @@ import Testing
         #expect(result.exitCode == 0, "\(result.stderr)")
         let reportDir = try #require(result.stdout.split(separator: "\n").last.map(String.init))
         let report = try JSONParser.parse(String(contentsOfFile: reportDir + "/report.json", encoding: .utf8))
-        #expect(report["stages"]?[0]?["counts"] == ["read": 3])
-        #expect(report["stages"]?[1]?["counts"] == ["read": 1])
+        func counts(_ id: String) -> JSONValue? {
+            report["stages"]?.arrayValue?.first { $0["id"] == .string(id) }?["counts"]
+        }
+        #expect(counts("org-accounts") == ["read": 3])
+        #expect(counts("stage-org-accounts")?["created"] == 6)
+        #expect(counts("stage-contacts")?["created"] == 3)
+        #expect(counts("mark-accounts")?["created"] == 3)
         #expect((report["api"]?["requests"]?.integerValue ?? 0) >= 2)
         #expect(FileManager.default.fileExists(atPath: directory + "/demo.sqlite.org.sqlite"))
+        let soups = try PipelineCLITests.pipeline(["soups", directory + "/demo.sqlite", "AccountSoup", "--dirty"])
+        #expect(soups.stdout.split(separator: "\n").count == 3)
     }
 }

@@ -61,6 +61,8 @@ public final class SalesforceClient: OrgClient {
     private func sendNow(_ request: OrgRequest) async throws -> OrgResponse {
         var attempt = 0
         var reauthenticated = false
+        /// An earlier attempt may have been applied without its answer reaching us.
+        var answerLost = false
         while true {
             attempt += 1
             let token = try await currentToken()
@@ -76,6 +78,7 @@ public final class SalesforceClient: OrgClient {
                 if error.mayHaveBeenSent && !request.idempotent {
                     throw OrgClientError.uncertain("\(request.method) \(request.path): \(error.message)")
                 }
+                if error.mayHaveBeenSent { answerLost = true }
                 if attempt >= settings.retry.maxAttempts { throw OrgClientError.gaveUp(attempts: attempt, last: error.message) }
                 try await Task.sleep(for: .seconds(settings.retry.delay(afterAttempt: attempt)))
                 continue
@@ -89,6 +92,10 @@ public final class SalesforceClient: OrgClient {
                 _ = try await session.refresh(after: token.generation) { try await self.authenticate() }
                 attempt -= 1
                 continue
+            }
+            if answerLost && request.method == "DELETE" && error.errorCode == "ENTITY_IS_DELETED" {
+                // The lost attempt deleted it: the delete succeeded.
+                return OrgResponse(status: 204, headers: response.headers, body: [])
             }
             if error.errorCode == "REQUEST_LIMIT_EXCEEDED" {
                 throw OrgClientError.requestLimitExceeded(error.message)
@@ -146,15 +153,27 @@ public final class SalesforceClient: OrgClient {
     private func tokenRequest(_ form: [(String, String)], loginURL: String) async throws -> (accessToken: String, instanceURL: String) {
         try OrgConnectionSettings.checkSecure(loginURL)
         let body = Array(Self.queryString(form).dropFirst().utf8)
-        await session.count(kind: "auth", retry: false)
-        let response: OrgResponse
-        do {
-            response = try await transport.execute(
-                method: "POST", url: loginURL + "/services/oauth2/token",
-                headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json")], body: body,
-                timeoutSeconds: settings.timeoutSeconds)
-        } catch let error as TransportError {
-            throw OrgClientError.authenticationFailed("cannot reach \(loginURL): \(error.message)")
+        // Asking for a token again is harmless: lost connections and 5xx answers are retried like
+        // any idempotent request.
+        var attempt = 0
+        var response: OrgResponse
+        while true {
+            attempt += 1
+            await session.count(kind: "auth", retry: attempt > 1)
+            do {
+                response = try await transport.execute(
+                    method: "POST", url: loginURL + "/services/oauth2/token",
+                    headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json")], body: body,
+                    timeoutSeconds: settings.timeoutSeconds)
+            } catch let error as TransportError {
+                guard attempt < settings.retry.maxAttempts else {
+                    throw OrgClientError.authenticationFailed("cannot reach \(loginURL): \(error.message)")
+                }
+                try await Task.sleep(for: .seconds(settings.retry.delay(afterAttempt: attempt)))
+                continue
+            }
+            guard response.status >= 500, attempt < settings.retry.maxAttempts else { break }
+            try await Task.sleep(for: .seconds(settings.retry.delay(afterAttempt: attempt)))
         }
         let json = (try? response.json()) ?? .null
         guard response.status == 200, let accessToken = json["access_token"]?.stringValue else {
@@ -192,18 +211,32 @@ actor SessionState {
         async throws -> Token
     {
         if let token, token.generation > generation { return token }
-        if let pending { return try await pending.value }
+        if let pending { return try await adopt(pending) }
         let next = self.generation + 1
         let task = Task { () throws -> Token in
             let (accessToken, instanceURL) = try await authenticate()
             return Token(accessToken: accessToken, instanceURL: instanceURL, generation: next)
         }
         pending = task
-        defer { pending = nil }
-        let fresh = try await task.value
-        self.generation = next
-        token = fresh
-        return fresh
+        return try await adopt(task)
+    }
+
+    /// Waits for a token fetch and stores its token. Every waiter stores it, not only the caller
+    /// that started the fetch: whichever resumes first must not go on with the old token.
+    private func adopt(_ task: Task<Token, Error>) async throws -> Token {
+        let fresh: Token
+        do {
+            fresh = try await task.value
+        } catch {
+            if pending == task { pending = nil }
+            throw error
+        }
+        if pending == task { pending = nil }
+        if fresh.generation > self.generation {
+            self.generation = fresh.generation
+            token = fresh
+        }
+        return token ?? fresh
     }
 
     func count(kind: String, retry: Bool) {
