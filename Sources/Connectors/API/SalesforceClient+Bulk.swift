@@ -84,8 +84,9 @@ extension SalesforceClient {
         let (stream, continuation) = AsyncThrowingStream<[String: String], Error>.makeStream(bufferingPolicy: .bufferingOldest(1))
         let task = Task {
             do {
+                // Creating a query job twice is harmless (it only reads), so a lost answer may be retried.
                 let created = try await send(.json("POST", apiPath + "/jobs/query", ["operation": .string(all ? "queryAll" : "query"), "query": .string(soql)],
-                                                   kind: "bulk", idempotent: false)).json()
+                                                   kind: "bulk", idempotent: true)).json()
                 guard let jobId = created["id"]?.stringValue else { throw OrgClientError.invalidResponse("Bulk query: no job id in the answer") }
                 let jobPath = apiPath + "/jobs/query/\(jobId)"
                 var wait = pollInterval

@@ -19,6 +19,7 @@ struct SFDXAuthURL: Sendable, Equatable {
         clientId = String(credentials[0])
         clientSecret = credentials[1].isEmpty ? nil : String(credentials[1])
         refreshToken = String(credentials[2])
-        loginURL = host.hasPrefix("http") ? host : "https://" + host
+        let loopback = host.hasPrefix("127.") || host.hasPrefix("localhost")
+        loginURL = host.hasPrefix("http") ? host : (loopback ? "http://" : "https://") + host
     }
 }

@@ -138,7 +138,7 @@ public final class SalesforceClient: OrgClient {
             return try await tokenRequest([("grant_type", "client_credentials"), ("client_id", clientId), ("client_secret", clientSecret)],
                                           loginURL: settings.instanceURL ?? settings.loginURL)
         case .jwt(let clientId, let username, let privateKeyFile):
-            let assertion = try JWTAssertion.make(clientId: clientId, username: username, audience: settings.loginURL,
+            let assertion = try JWTAssertion.make(clientId: clientId, username: username, audience: Self.jwtAudience(settings.loginURL),
                                                   privateKeyFile: privateKeyFile)
             return try await tokenRequest([("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer"), ("assertion", assertion)],
                                           loginURL: settings.loginURL)
@@ -148,6 +148,15 @@ public final class SalesforceClient: OrgClient {
             if let secret = parsed.clientSecret { form.append(("client_secret", secret)) }
             return try await tokenRequest(form, loginURL: parsed.loginURL)
         }
+    }
+
+    /// The `aud` of a JWT assertion: Salesforce accepts login.salesforce.com for production and My
+    /// Domain logins, test.salesforce.com for sandboxes, and the site URL for Experience Cloud sites.
+    public static func jwtAudience(_ loginURL: String) -> String {
+        let host = URLComponents(string: loginURL)?.host?.lowercased() ?? ""
+        if host.hasSuffix(".sandbox.my.salesforce.com") || host == "test.salesforce.com" { return "https://test.salesforce.com" }
+        if host.hasSuffix(".my.salesforce.com") || host == "login.salesforce.com" { return "https://login.salesforce.com" }
+        return loginURL
     }
 
     private func tokenRequest(_ form: [(String, String)], loginURL: String) async throws -> (accessToken: String, instanceURL: String) {
