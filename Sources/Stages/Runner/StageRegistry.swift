@@ -14,6 +14,7 @@ public struct StageRegistry: Sendable {
         registry.register(ReportStage.self)
         registry.register(ExtractSOQLStage.self)
         registry.register(ExtractCSVStage.self)
+        registry.register(ExtractXMLStage.self)
         registry.register(SoupStagingStage.self)
         registry.register(MarkDirtyStage.self)
         return registry

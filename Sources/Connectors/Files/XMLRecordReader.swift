@@ -1,0 +1,177 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+import JSON
+
+/// Streams records out of an XML file with Foundation's SAX `XMLParser` in stream mode (no DOM,
+/// and not its `Data` mode, which fails on inputs of 10 MB or more on Linux).
+///
+/// Each `record` element becomes one record: its attributes and simple child elements are fields.
+/// A `children` rule turns repeated nested elements (`<Contacts><Contact>…`) into child records held
+/// under a relationship name as a query result (`{"totalSize", "done", "records"}`).
+public struct XMLRecordReader: Sendable {
+    /// How nested elements become child records.
+    public struct ChildRule: Sendable {
+        public var element: String
+        /// The wrapping element, if any (`Contacts` around each `Contact`).
+        public var within: String?
+        public var sobjectType: String?
+        /// The key the children are stored under; default the wrapping element or the element name.
+        public var relationship: String
+
+        public init(element: String, within: String?, sobjectType: String?, relationship: String?) {
+            self.element = element
+            self.within = within
+            self.sobjectType = sobjectType
+            self.relationship = relationship ?? within ?? element
+        }
+    }
+
+    /// A parse error with its 1-based line and column.
+    public struct SyntaxError: Error, Sendable, CustomStringConvertible {
+        public var line: Int
+        public var column: Int
+        public var message: String
+
+        public var description: String { "line \(line), column \(column): \(message)" }
+    }
+
+    let path: String
+    let recordElement: String
+    let sobjectType: String?
+    let children: [ChildRule]
+
+    public init(path: String, recordElement: String, sobjectType: String?, children: [ChildRule]) {
+        self.path = path
+        self.recordElement = recordElement
+        self.sobjectType = sobjectType
+        self.children = children
+    }
+
+    /// Parses the whole file, calling `onRecord` for each record as soon as it is complete.
+    /// `onRecord` returns `false` to stop early.
+    public func read(_ onRecord: @escaping (JSONObject) -> Bool) throws(SyntaxError) {
+        guard let stream = InputStream(fileAtPath: path) else {
+            throw SyntaxError(line: 0, column: 0, message: "cannot open the file")
+        }
+        let parser = XMLParser(stream: stream)
+        let delegate = RecordDelegate(recordElement: recordElement, sobjectType: sobjectType, children: children, onRecord: onRecord)
+        parser.delegate = delegate
+        parser.shouldProcessNamespaces = false
+        if !parser.parse() && !delegate.stopped {
+            if let failure = delegate.failure { throw failure }
+            let code = (parser.parserError as NSError?)?.code ?? 0
+            throw SyntaxError(line: parser.lineNumber, column: parser.columnNumber, message: Self.describe(code))
+        }
+    }
+
+    /// A readable name for the libxml2 error codes met most often.
+    static func describe(_ code: Int) -> String {
+        switch code {
+        case 4, 5: return "the document ended before its elements were closed"
+        case 9: return "invalid character"
+        case 23, 26: return "undefined or malformed entity (escape & as &amp;)"
+        case 38, 39, 40, 41: return "malformed attribute"
+        case 73, 76: return "an element is closed with another element's name"
+        case 111: return "the document has content after its root element"
+        default: return "malformed XML (parser error \(code))"
+        }
+    }
+}
+
+/// Builds records from SAX events.
+private final class RecordDelegate: NSObject, XMLParserDelegate {
+    let recordElement: String
+    let sobjectType: String?
+    let children: [XMLRecordReader.ChildRule]
+    let onRecord: (JSONObject) -> Bool
+    var stopped = false
+    /// The first error, with the position at which the parser reported it.
+    var failure: XMLRecordReader.SyntaxError?
+
+    /// The record being built, and the child being built inside it.
+    var record: JSONObject?
+    var child: (rule: XMLRecordReader.ChildRule, fields: JSONObject)?
+    var childLists: [String: [JSONValue]] = [:]
+    /// Element names open inside the current record (or child).
+    var path: [String] = []
+    var text = ""
+
+    init(recordElement: String, sobjectType: String?, children: [XMLRecordReader.ChildRule], onRecord: @escaping (JSONObject) -> Bool) {
+        self.recordElement = recordElement
+        self.sobjectType = sobjectType
+        self.children = children
+        self.onRecord = onRecord
+    }
+
+    func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+        text = ""
+        if record == nil {
+            guard name == recordElement else { return }
+            var fields = JSONObject()
+            if let sobjectType { fields["attributes"] = ["type": .string(sobjectType)] }
+            for key in attributes.keys.sorted() { fields[key] = .string(attributes[key]!) }
+            record = fields
+            path = []
+            childLists = [:]
+            return
+        }
+        if child == nil, let rule = children.first(where: { $0.element == name && ($0.within == nil || path.last == $0.within) }) {
+            var fields = JSONObject()
+            if let type = rule.sobjectType { fields["attributes"] = ["type": .string(type)] }
+            for key in attributes.keys.sorted() { fields[key] = .string(attributes[key]!) }
+            child = (rule, fields)
+            path.append(name)
+            return
+        }
+        path.append(name)
+    }
+
+    func parser(_ parser: XMLParser, parseErrorOccurred parseError: Error) {
+        guard failure == nil else { return }
+        failure = XMLRecordReader.SyntaxError(line: parser.lineNumber, column: parser.columnNumber,
+                                              message: XMLRecordReader.describe((parseError as NSError).code))
+    }
+
+    func parser(_ parser: XMLParser, foundCharacters string: String) {
+        text += string
+    }
+
+    func parser(_ parser: XMLParser, foundCDATA block: Data) {
+        text += String(decoding: block, as: UTF8.self)
+    }
+
+    func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+        guard var current = record else { return }
+        if path.isEmpty && name == recordElement {
+            for (relationship, list) in childLists {
+                current[relationship] = ["totalSize": .integer(Int64(list.count)), "done": true, "records": .array(list)]
+            }
+            record = nil
+            if !onRecord(current) {
+                stopped = true
+                parser.abortParsing()
+            }
+            return
+        }
+        let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        text = ""
+        _ = path.popLast()
+        if var building = child {
+            if name == building.rule.element && path.last != building.rule.element {
+                childLists[building.rule.relationship, default: []].append(.object(building.fields))
+                child = nil
+            } else if !value.isEmpty {
+                building.fields[name] = .string(value)
+                child = building
+            }
+            return
+        }
+        // A child element with text is a field; wrapping elements with no text are not.
+        if !value.isEmpty {
+            current[name] = .string(value)
+            record = current
+        }
+    }
+}

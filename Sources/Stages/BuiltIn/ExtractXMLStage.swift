@@ -1,0 +1,100 @@
+import Connectors
+import Dispatch
+import Foundation
+import JSON
+import Synchronization
+
+/// `extract.xml`: streams an XML file into the stage's dataset. `record` names the element of one
+/// record (its attributes and child elements are fields); `children` turns nested repeated elements
+/// into child records held under the relationship name as a query result. Malformed XML stops the
+/// stage with the line and column.
+public struct ExtractXMLStage: Stage {
+    public static let typeName = "extract.xml"
+    public static let countKeys = [StageCounts.read]
+
+    public let file: String
+    let record: String
+    let sobjectType: String?
+    let children: [XMLRecordReader.ChildRule]
+
+    public init(settings: StageSettings) throws {
+        file = settings.filePath("file", required: true) ?? ""
+        record = settings.string("record", required: true) ?? ""
+        sobjectType = settings.string("sobjectType")
+        var rules: [XMLRecordReader.ChildRule] = []
+        if let value = settings.value("children") {
+            for (offset, element) in (value.arrayValue ?? []).enumerated() {
+                guard let object = element.objectValue, let name = object["element"]?.stringValue else {
+                    settings.report("children[\(offset)]", "must be an object with at least \"element\"")
+                    continue
+                }
+                for key in object.keys where !["element", "within", "sobjectType", "relationship"].contains(key) {
+                    settings.report("children[\(offset)].\(key)", "unknown key; expected element, within, sobjectType, relationship")
+                }
+                rules.append(XMLRecordReader.ChildRule(element: name, within: object["within"]?.stringValue,
+                                                       sobjectType: object["sobjectType"]?.stringValue,
+                                                       relationship: object["relationship"]?.stringValue))
+            }
+            if value.arrayValue == nil { settings.report("children", "must be an array of {element, within, sobjectType, relationship}") }
+        }
+        children = rules
+    }
+
+    public func run(in context: StageContext) async throws -> StageResult {
+        guard FileManager.default.isReadableFile(atPath: file) else {
+            throw StageFailure(.invalidInput, "\(file): \(FileManager.default.fileExists(atPath: file) ? "cannot be read" : "no such file")")
+        }
+        let reader = XMLRecordReader(path: file, recordElement: record, sobjectType: sobjectType, children: children)
+        // The SAX parser calls back synchronously: it runs on its own thread and hands batches over
+        // a two-batch buffer, waiting while the buffer is full, so memory stays flat.
+        let (batches, continuation) = AsyncStream<Result<[JSONValue], XMLRecordReader.SyntaxError>>.makeStream(bufferingPolicy: .bufferingOldest(2))
+        let stop = StopFlag()
+        DispatchQueue.global().async {
+            func hand(_ item: Result<[JSONValue], XMLRecordReader.SyntaxError>) {
+                while case .dropped = continuation.yield(item) {
+                    if stop.isSet { return }
+                    usleep(500)
+                }
+            }
+            var batch: [JSONValue] = []
+            do throws(XMLRecordReader.SyntaxError) {
+                try reader.read { record in
+                    batch.append(.object(record))
+                    if batch.count >= 1000 {
+                        hand(.success(batch))
+                        batch.removeAll(keepingCapacity: true)
+                    }
+                    return !stop.isSet
+                }
+                if !batch.isEmpty { hand(.success(batch)) }
+            } catch {
+                if !batch.isEmpty { hand(.success(batch)) }
+                hand(.failure(error))
+            }
+            continuation.finish()
+        }
+        var result = StageResult()
+        let object = sobjectType ?? record
+        defer { stop.set() }
+        for await item in batches {
+            switch item {
+            case .success(let batch):
+                try await context.emit(batch)
+                result.add(StageCounts.read, batch.count, object: object)
+                if context.shouldStop { return result }
+            case .failure(let error):
+                throw StageFailure(.invalidInput, "\(file): \(error.description)")
+            }
+        }
+        return result
+    }
+}
+
+/// A flag one thread sets and another polls.
+final class StopFlag: Sendable {
+    private let value = Mutex(false)
+
+    var isSet: Bool { value.withLock { $0 } }
+
+    func set() { value.withLock { $0 = true } }
+}
