@@ -78,6 +78,8 @@ let package = Package(
             name: "EmulatorBenchmark", dependencies: ["OrgEmulator", "JSON"], path: "Benchmarks/EmulatorBenchmark"),
         .executableTarget(
             name: "ClientBenchmark", dependencies: ["Connectors", "OrgEmulator", "JSON"], path: "Benchmarks/ClientBenchmark"),
+        .executableTarget(
+            name: "StagingBenchmark", dependencies: ["Stages", "Soups", "JSON"], path: "Benchmarks/StagingBenchmark"),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "SOQLTests", dependencies: ["SOQL", "JSON"]),
         .testTarget(
