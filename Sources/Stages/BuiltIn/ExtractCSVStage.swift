@@ -86,7 +86,7 @@ public struct ExtractCSVStage: Stage {
                     result.add(StageCounts.read, object: object)
                 case .failure(let failure):
                     try rejects.add(line: line, reason: failure.message,
-                                    raw: values.map { Self.csvField($0, delimiter: delimiter) }.joined(separator: String(delimiter)))
+                                    raw: values.map { CSVField.quote($0, delimiter: delimiter) }.joined(separator: String(delimiter)))
                     result.add(StageCounts.rejected, object: object)
                 }
             }
@@ -125,11 +125,6 @@ public struct ExtractCSVStage: Stage {
         for (name, value) in constants { record[name] = value }
         return .success(record)
     }
-
-    static func csvField(_ value: String, delimiter: Character) -> String {
-        guard value.contains(where: { $0 == delimiter || $0 == "\"" || $0 == "\n" || $0 == "\r" || $0 == "\r\n" }) else { return value }
-        return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-    }
 }
 
 /// Writes `rejects/<stage id>.csv` in the report directory, created on the first reject.
@@ -151,7 +146,7 @@ struct RejectsWriter {
             opened.seekToEndOfFile()
             handle = opened
         }
-        let fields = [String(line), reason, raw].map { ExtractCSVStage.csvField($0, delimiter: ",") }
+        let fields = [String(line), reason, raw].map { CSVField.quote($0) }
         handle?.write(Data((fields.joined(separator: ",") + "\r\n").utf8))
     }
 

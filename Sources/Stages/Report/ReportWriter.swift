@@ -98,14 +98,8 @@ public struct ReportWriter: Sendable {
         for stage in report.stages {
             let fields = [stage.id, stage.type, stage.status.rawValue, String(stage.durationMs)]
                 + columns.map { stage.counts[$0].map(String.init) ?? "" } + [stage.error ?? ""]
-            lines.append(fields.map(Self.csvField).joined(separator: ","))
+            lines.append(fields.map { CSVField.quote($0) }.joined(separator: ","))
         }
         return lines.joined(separator: "\r\n") + "\r\n"
-    }
-
-    /// One RFC 4180 field, quoted when it needs to be.
-    static func csvField(_ value: String) -> String {
-        guard value.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" || $0 == "\r\n" }) else { return value }
-        return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 }
