@@ -88,6 +88,9 @@ let (csvOutcome, csvSeconds) = try await runPipeline("csv", """
 let staged = csvOutcome.report.stages.last?.counts["created"] ?? 0
 print(String(format: "  CSV %d rows → soup: %.1f s, %.0f rows/s end to end; peak RSS %.0f MB (exit %d, created %d)",
              rows, csvSeconds, Double(rows) / csvSeconds, peakMegabytes(), csvOutcome.exitCode, staged))
+for stage in csvOutcome.report.stages {
+    print(String(format: "    %@: %.1f s", stage.id, Double(stage.durationMs) / 1000))
+}
 let (xmlOutcome, xmlSeconds) = try await runPipeline("xml", """
     [ { "id": "xml", "type": "extract.xml", "file": "\(xmlPath)", "record": "Account", "sobjectType": "Account",
         "children": [{"element": "Contact", "within": "Contacts", "sobjectType": "Contact"}] } ]

@@ -91,7 +91,7 @@ public struct SoupStagingStage: Stage {
 
     public func run(in context: StageContext) async throws -> StageResult {
         var result = StageResult()
-        for try await batch in context.inputBatches(batchSize: 500) {
+        for try await batch in context.inputBatches(batchSize: 2000) {
             var records = batch.compactMap(\.objectValue)
             result.add(StageCounts.read, records.count)
             if let parent {
@@ -155,6 +155,7 @@ public struct SoupStagingStage: Stage {
         let keys = records.compactMap { $0[matchOn] }.filter { !$0.isNull }
         let existing = try await context.store.entries(in: soupName, where: matchOn, in: keys)
         var toStore: [JSONObject] = []
+        var localIds = LocalIdSequence()
         /// Per record: where its entry will be (an index into `toStore`), the unchanged entry, or nothing.
         enum Slot { case stored(Int), unchanged(JSONObject), none }
         var positions: [Slot] = []
@@ -196,7 +197,7 @@ public struct SoupStagingStage: Stage {
                     continue
                 }
                 entry["attributes"] = ["type": .string(type)]
-                if entry["Id"]?.stringValue?.isEmpty ?? true { entry["Id"] = .string(Self.localId()) }
+                if entry["Id"]?.stringValue?.isEmpty ?? true { entry["Id"] = .string(localIds.next()) }
                 for flag in SyncField.flags where entry[flag] == nil { entry[flag] = .bool(false) }
                 result.add(StageCounts.created, object: type)
                 positions.append(.stored(toStore.count))
@@ -217,8 +218,15 @@ public struct SoupStagingStage: Stage {
         record["attributes"]?["type"]?.stringValue
     }
 
-    /// A new local id: `local_` and a random 64-bit number, as Mobile SDK's `local_<nanoTime>`.
-    static func localId() -> String {
-        "local_" + String(UInt64.random(in: 1...UInt64.max))
+}
+
+/// Local ids as Mobile SDK makes them, `local_<nanoseconds>`: increasing, so new entries append to
+/// the soup's Id index instead of scattering writes across it.
+struct LocalIdSequence {
+    private var upcoming = UInt64(Date().timeIntervalSince1970 * 1_000_000_000)
+
+    mutating func next() -> String {
+        defer { upcoming += 1 }
+        return "local_\(upcoming)"
     }
 }
