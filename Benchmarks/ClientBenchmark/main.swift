@@ -27,9 +27,8 @@ while let argument = arguments.next() {
 
 let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardizedFileURL.path
 let emulator = try OrgEmulator(configuration: .init(seedPath: root + "/samples/org/seed.json", latencyMs: latency))
-let (urls, continuation) = AsyncStream<String>.makeStream()
-let server = Task { try await emulator.run { continuation.yield($0) } }
-guard let instanceURL = await urls.first(where: { _ in true }) else { exit(1) }
+let running = try await emulator.start()
+let instanceURL = running.instanceURL
 
 print("ClientBenchmark: \(requests) GET /limits requests, \(latency) ms injected latency each; serial bound \(requests * latency) ms")
 for limit in limits {
@@ -49,4 +48,4 @@ for limit in limits {
                  limit, milliseconds, Double(requests * latency) / milliseconds, usage.requests))
     await client.shutdown()
 }
-server.cancel()
+await running.stop()

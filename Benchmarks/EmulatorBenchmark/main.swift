@@ -45,9 +45,8 @@ defer { try? FileManager.default.removeItem(atPath: folder) }
 
 let emulator = try OrgEmulator(configuration: .init(
     databasePath: options.database ?? folder + "/org.sqlite", seedPath: root + "/samples/org/seed.json"))
-let (urls, continuation) = AsyncStream<String>.makeStream()
-let server = Task { try await emulator.run { url in continuation.yield(url) } }
-guard let instanceURL = await urls.first(where: { _ in true }) else { exit(1) }
+let running = try await emulator.start()
+let instanceURL = running.instanceURL
 
 let token = emulator.accessToken
 let batches = stride(from: 0, to: options.records, by: 200).map { start in (start, min(200, options.records - start)) }
@@ -88,7 +87,7 @@ let succeeded = try await withThrowingTaskGroup(of: Int.self) { group in
 }
 let elapsed = ContinuousClock.now - started
 let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-server.cancel()
+await running.stop()
 
 print("EmulatorBenchmark: \(options.records) records through sObject Collections, \(options.inFlight) requests in flight")
 print(String(format: "  %.2f s  %.0f records/s  (%d requests)", seconds, Double(succeeded) / seconds, batches.count))

@@ -38,42 +38,27 @@ final class TestOrg: Sendable {
     let emulator: OrgEmulator
     /// `http://127.0.0.1:PORT`.
     let url: String
-    private let task: Task<Void, Never>
+    private let running: RunningOrgEmulator
     private let admin: AsyncHTTPClientTransport
 
     /// The emulator's development token.
     var accessToken: String { emulator.accessToken }
 
-    private init(emulator: OrgEmulator, url: String, task: Task<Void, Never>) {
+    private init(emulator: OrgEmulator, running: RunningOrgEmulator) {
         self.emulator = emulator
-        self.url = url
-        self.task = task
+        self.url = running.instanceURL
+        self.running = running
         admin = AsyncHTTPClientTransport(maxConnections: 1, environment: [:])
     }
 
     static func start(seedPath: String = sampleSeedPath) async throws -> TestOrg {
         let emulator = try OrgEmulator(configuration: .init(host: "127.0.0.1", port: 0, seedPath: seedPath))
-        let (urls, continuation) = AsyncStream.makeStream(of: String.self)
-        let task = Task {
-            do {
-                try await emulator.run { url in continuation.yield(url) }
-            } catch {
-                if !Task.isCancelled { print("emulator stopped: \(error)") }
-            }
-            continuation.finish()
-        }
-        var iterator = urls.makeAsyncIterator()
-        guard let url = await iterator.next() else {
-            task.cancel()
-            throw HarnessError("the emulator stopped before it was running")
-        }
-        return TestOrg(emulator: emulator, url: url, task: task)
+        return TestOrg(emulator: emulator, running: try await emulator.start())
     }
 
     func stop() async {
         await admin.shutdown()
-        task.cancel()
-        await task.value
+        await running.stop()
     }
 
     /// Sends an admin request and returns the JSON answer, requiring a 200.

@@ -64,15 +64,15 @@ final class EmulatorHarness: @unchecked Sendable {
     /// `http://127.0.0.1:PORT`, as `onRunning` reported it.
     let instanceURL: String
     let session: URLSession
-    private let task: Task<Void, Never>
+    private let running: RunningOrgEmulator
 
     /// The development token the emulator accepts from the start.
     var token: String { emulator.accessToken }
 
-    private init(emulator: OrgEmulator, instanceURL: String, task: Task<Void, Never>) {
+    private init(emulator: OrgEmulator, running: RunningOrgEmulator) {
         self.emulator = emulator
-        self.instanceURL = instanceURL
-        self.task = task
+        self.instanceURL = running.instanceURL
+        self.running = running
         session = Self.makeSession()
     }
 
@@ -89,28 +89,13 @@ final class EmulatorHarness: @unchecked Sendable {
     /// Starts an emulator on port 0 and waits until `onRunning` reports its instance URL.
     static func start(seedPath: String = sampleSeedPath, databasePath: String? = nil) async throws -> EmulatorHarness {
         let emulator = try OrgEmulator(configuration: .init(port: 0, databasePath: databasePath, seedPath: seedPath))
-        let (urls, continuation) = AsyncStream.makeStream(of: String.self)
-        let task = Task {
-            do {
-                try await emulator.run { url in continuation.yield(url) }
-            } catch {
-                if !Task.isCancelled { print("emulator stopped: \(error)") }
-            }
-            continuation.finish()
-        }
-        var iterator = urls.makeAsyncIterator()
-        guard let url = await iterator.next() else {
-            task.cancel()
-            throw HarnessError("the emulator stopped before it was running")
-        }
-        return EmulatorHarness(emulator: emulator, instanceURL: url, task: task)
+        return EmulatorHarness(emulator: emulator, running: try await emulator.start())
     }
 
-    /// Stops the server by cancelling its task and waits for it to finish.
+    /// Stops the server and waits until its port is closed.
     func stop() async {
         session.finishTasksAndInvalidate()
-        task.cancel()
-        await task.value
+        await running.stop()
     }
 
     // MARK: Requests

@@ -15,10 +15,9 @@ import Testing
     func run(_ stages: String) async throws -> (RunOutcome, PipelineDefinition) {
         let directory = try makeTemporaryDirectory()
         let emulator = try OrgEmulator(configuration: .init(seedPath: Self.seed))
-        let (urls, continuation) = AsyncStream<String>.makeStream()
-        let server = Task { try await emulator.run { continuation.yield($0) } }
-        defer { server.cancel() }
-        let url = try #require(await urls.first { _ in true })
+        let running = try await emulator.start()
+        defer { Task { await running.stop() } }
+        let url = running.instanceURL
         let pipeline = try loadPipeline("""
             { "org": { "instanceUrl": "\(url)", "auth": { "flow": "access_token", "accessToken": "${TOKEN}" } }, "stages": \(stages) }
             """, in: directory, variables: ["TOKEN": emulator.accessToken])

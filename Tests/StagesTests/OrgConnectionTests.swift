@@ -27,10 +27,9 @@ struct CountAccountsStage: Stage {
         let directory = try makeTemporaryDirectory()
         let seed = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../samples/org/seed.json").standardizedFileURL.path
         let emulator = try OrgEmulator(configuration: .init(seedPath: seed))
-        let (urls, continuation) = AsyncStream<String>.makeStream()
-        let server = Task { try await emulator.run { continuation.yield($0) } }
-        defer { server.cancel() }
-        let url = try #require(await urls.first { _ in true })
+        let running = try await emulator.start()
+        defer { Task { await running.stop() } }
+        let url = running.instanceURL
 
         var registry = testRegistry
         registry.register(CountAccountsStage.self)

@@ -10,7 +10,7 @@ import Synchronization
 final class OrgConnections: Sendable {
     private let dryRun: Bool
     private let allowProduction: Bool
-    private let opened = Mutex<[(client: SalesforceClient, server: Task<Void, Error>?)]>([])
+    private let opened = Mutex<[(client: SalesforceClient, server: RunningOrgEmulator?)]>([])
 
     init(dryRun: Bool, allowProduction: Bool) {
         self.dryRun = dryRun
@@ -24,7 +24,7 @@ final class OrgConnections: Sendable {
 
     private func connect(_ configuration: OrgConfiguration) async throws -> any OrgClient {
         let client: SalesforceClient
-        var server: Task<Void, Error>?
+        var server: RunningOrgEmulator?
         switch configuration {
         case .emulator(let settings):
             let emulator: OrgEmulator
@@ -34,13 +34,15 @@ final class OrgConnections: Sendable {
             } catch {
                 throw StageFailure(.invalidInput, "org.emulator: \(error.description)")
             }
-            let (urls, continuation) = AsyncStream<String>.makeStream()
-            let task = Task { try await emulator.run { continuation.yield($0) } }
-            server = task
-            guard let url = await urls.first(where: { _ in true }) else {
-                throw StageFailure(.failed, "org.emulator: the embedded emulator did not start")
+            let running: RunningOrgEmulator
+            do {
+                running = try await emulator.start()
+            } catch {
+                throw StageFailure(.failed, "org.emulator: the embedded emulator did not start: \(error)")
             }
-            client = try SalesforceClient(settings: OrgConnectionSettings(instanceURL: url, auth: .accessToken(accessToken: emulator.accessToken)))
+            server = running
+            client = try SalesforceClient(settings: OrgConnectionSettings(
+                instanceURL: running.instanceURL, auth: .accessToken(accessToken: running.accessToken)))
         case .remote(let settings):
             do {
                 client = try SalesforceClient(settings: OrgConnectionSettings(
@@ -72,8 +74,7 @@ final class OrgConnections: Sendable {
         }
         for (client, server) in all {
             await client.shutdown()
-            server?.cancel()
-            _ = await server?.result
+            await server?.stop()
         }
     }
 }
