@@ -89,70 +89,82 @@ public struct SoupStagingStage: Stage {
         }
     }
 
+    /// A record and its 1-based position in the stage's input (the `line` of the rejects file).
+    struct Staged {
+        var position: Int
+        var record: JSONObject
+    }
+
     public func run(in context: StageContext) async throws -> StageResult {
         var result = StageResult()
+        var rejects = RejectsWriter(directory: context.reportDirectory, stageId: context.stageId)
+        var position = 0
         for try await batch in context.inputBatches(batchSize: 2000) {
-            var records = batch.compactMap(\.objectValue)
+            var records: [Staged] = batch.compactMap(\.objectValue).map { record in
+                position += 1
+                return Staged(position: position, record: record)
+            }
             result.add(StageCounts.read, records.count)
             if let parent {
-                records = try await linkParents(records, parent: parent, context: context, result: &result)
+                records = try await linkParents(records, parent: parent, context: context, result: &result, rejects: &rejects)
             }
             var nested: [[JSONObject]] = []
             if let children {
-                nested = records.map { record in
-                    (record[children.relationship]?["records"]?.arrayValue ?? []).compactMap(\.objectValue)
+                nested = records.map { staged in
+                    (staged.record[children.relationship]?["records"]?.arrayValue ?? []).compactMap(\.objectValue)
                 }
-                records = records.map { record in
-                    var stripped = record
-                    stripped[children.relationship] = nil
-                    return stripped
-                }
+                for index in records.indices { records[index].record[children.relationship] = nil }
             }
-            let stored = try await write(records, into: soup, matchOn: matchOn, context: context, result: &result)
+            let stored = try await write(records, into: soup, matchOn: matchOn, context: context, result: &result, rejects: &rejects)
             if let children {
-                var childRecords: [JSONObject] = []
-                for (entry, kids) in zip(stored, nested) {
+                var childRecords: [Staged] = []
+                for ((entry, kids), parentRecord) in zip(zip(stored, nested), records) {
                     guard let entry, let parentId = entry["Id"] else { continue }
                     for var kid in kids {
                         kid[children.parentIdField] = parentId
-                        childRecords.append(kid)
+                        childRecords.append(Staged(position: parentRecord.position, record: kid))
                     }
                 }
-                _ = try await write(childRecords, into: children.soup, matchOn: children.matchOn, context: context, result: &result)
+                _ = try await write(childRecords, into: children.soup, matchOn: children.matchOn, context: context, result: &result,
+                                    rejects: &rejects)
             }
             if context.shouldStop { break }
         }
+        try rejects.close()
         return result
     }
 
     /// Fills each record's `idField` with its parent entry's id; records without a parent are rejected.
-    func linkParents(_ records: [JSONObject], parent: Parent, context: StageContext, result: inout StageResult) async throws -> [JSONObject] {
-        let keys = records.compactMap { $0[parent.key] }.filter { !$0.isNull }
+    func linkParents(_ records: [Staged], parent: Parent, context: StageContext, result: inout StageResult,
+                     rejects: inout RejectsWriter) async throws -> [Staged] {
+        let keys = records.compactMap { $0.record[parent.key] }.filter { !$0.isNull }
         let parents = try await context.store.entries(in: parent.soup, where: parent.matchOn, in: keys)
-        var linked: [JSONObject] = []
-        for var record in records {
+        var linked: [Staged] = []
+        for staged in records {
+            var record = staged.record
             let object = Self.type(of: record) ?? sobjectType ?? "records"
             guard let key = record[parent.key], let matches = parents[key], matches.count == 1, let id = matches[0]["Id"] else {
                 let keyText = record[parent.key].map { $0.stringValue ?? $0.jsonString } ?? "(none)"
                 let count = record[parent.key].flatMap { parents[$0]?.count } ?? 0
-                context.logger.warning("rejected: \(count > 1 ? "ambiguous parent" : "missing parent"): \(parent.key) = \(keyText)")
+                try rejects.add(line: staged.position, reason: "\(count > 1 ? "ambiguous parent" : "missing parent"): \(parent.key) = \(keyText)",
+                                raw: JSONValue.object(staged.record).jsonString)
                 result.add(StageCounts.rejected, object: object)
                 continue
             }
             record[parent.idField] = id
             record[parent.key] = nil
-            linked.append(record)
+            linked.append(Staged(position: staged.position, record: record))
         }
         return linked
     }
 
     /// Matches, merges and stores records in one soup; returns each record's stored entry (nil when
     /// it was rejected or left alone on conflict).
-    func write(_ records: [JSONObject], into soupName: String, matchOn: String, context: StageContext, result: inout StageResult)
-        async throws -> [JSONObject?]
+    func write(_ records: [Staged], into soupName: String, matchOn: String, context: StageContext, result: inout StageResult,
+               rejects: inout RejectsWriter) async throws -> [JSONObject?]
     {
         guard !records.isEmpty else { return [] }
-        let keys = records.compactMap { $0[matchOn] }.filter { !$0.isNull }
+        let keys = records.compactMap { $0.record[matchOn] }.filter { !$0.isNull }
         let existing = try await context.store.entries(in: soupName, where: matchOn, in: keys)
         var toStore: [JSONObject] = []
         var localIds = LocalIdSequence()
@@ -160,11 +172,13 @@ public struct SoupStagingStage: Stage {
         enum Slot { case stored(Int), unchanged(JSONObject), none }
         var positions: [Slot] = []
         var claimed = Set<Int64>()
-        for record in records {
+        for staged in records {
+            let record = staged.record
             let object = Self.type(of: record) ?? sobjectType ?? "records"
             let matches = record[matchOn].flatMap { $0.isNull ? nil : existing[$0] } ?? []
             if matches.count > 1 {
-                context.logger.warning("rejected: \(matches.count) entries of \(soupName) have \(matchOn) = \(record[matchOn]!.jsonString)")
+                try rejects.add(line: staged.position, reason: "\(matches.count) entries of \(soupName) have \(matchOn) = \(record[matchOn]!.jsonString)",
+                                raw: JSONValue.object(record).jsonString)
                 result.add(StageCounts.rejected, object: object)
                 positions.append(.none)
                 continue
@@ -191,7 +205,8 @@ public struct SoupStagingStage: Stage {
             } else {
                 var entry = record
                 guard let type = Self.type(of: record) ?? sobjectType else {
-                    context.logger.warning("rejected: a record for \(soupName) has no attributes.type (set sobjectType)")
+                    try rejects.add(line: staged.position, reason: "no attributes.type (set the stage's sobjectType)",
+                                    raw: JSONValue.object(record).jsonString)
                     result.add(StageCounts.rejected)
                     positions.append(.none)
                     continue

@@ -1,0 +1,32 @@
+import Foundation
+
+/// Writes `rejects/<stage id>.csv` in the report directory (`line,reason,raw`), created on the
+/// first reject. `line` is the physical line a row starts on (files) or the 1-based position of the
+/// record in the stage's input (datasets).
+struct RejectsWriter {
+    let path: String
+    private var handle: FileHandle?
+
+    init(directory: String, stageId: String) {
+        path = (directory as NSString).appendingPathComponent("rejects/\(stageId).csv")
+    }
+
+    mutating func add(line: Int, reason: String, raw: String) throws {
+        if handle == nil {
+            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            guard FileManager.default.createFile(atPath: path, contents: Data("line,reason,raw\r\n".utf8)),
+                  let opened = FileHandle(forWritingAtPath: path) else {
+                throw StageFailure(.failed, "\(path): cannot write the rejects file")
+            }
+            opened.seekToEndOfFile()
+            handle = opened
+        }
+        let fields = [String(line), reason, raw].map { CSVField.quote($0) }
+        handle?.write(Data((fields.joined(separator: ",") + "\r\n").utf8))
+    }
+
+    mutating func close() throws {
+        try handle?.close()
+        handle = nil
+    }
+}
