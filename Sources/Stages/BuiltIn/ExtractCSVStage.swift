@@ -86,7 +86,7 @@ public struct ExtractCSVStage: Stage {
                     result.add(StageCounts.read, object: object)
                 case .failure(let failure):
                     try rejects.add(line: line, reason: failure.message,
-                                    raw: values.map { CSVField.quote($0, delimiter: delimiter) }.joined(separator: String(delimiter)))
+                                    raw: CSVLine.encode(values, delimiter: delimiter))
                     result.add(StageCounts.rejected, object: object)
                 }
             }

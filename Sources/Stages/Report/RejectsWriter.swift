@@ -1,3 +1,4 @@
+import Connectors
 import Foundation
 
 /// Writes `rejects/<stage id>.csv` in the report directory (`line,reason,raw`), created on the
@@ -21,8 +22,7 @@ struct RejectsWriter {
             opened.seekToEndOfFile()
             handle = opened
         }
-        let fields = [String(line), reason, raw].map { CSVField.quote($0) }
-        handle?.write(Data((fields.joined(separator: ",") + "\r\n").utf8))
+        handle?.write(Data((CSVLine.encode([String(line), reason, raw]) + "\r\n").utf8))
     }
 
     mutating func close() throws {

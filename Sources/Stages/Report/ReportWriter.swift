@@ -1,3 +1,4 @@
+import Connectors
 import Foundation
 import JSON
 
@@ -98,7 +99,7 @@ public struct ReportWriter: Sendable {
         for stage in report.stages {
             let fields = [stage.id, stage.type, stage.status.rawValue, String(stage.durationMs)]
                 + columns.map { stage.counts[$0].map(String.init) ?? "" } + [stage.error ?? ""]
-            lines.append(fields.map { CSVField.quote($0) }.joined(separator: ","))
+            lines.append(CSVLine.encode(fields))
         }
         return lines.joined(separator: "\r\n") + "\r\n"
     }
