@@ -190,7 +190,7 @@ func createAccounts(_ client: SalesforceClient, count: Int, prefix: String, extr
     var ids: [String] = []
     var records = (1...count).map { account("\(prefix)-\(String(format: "%04d", $0))", extra) }
     while !records.isEmpty {
-        let batch = Array(records.prefix(SalesforceClient.collectionLimit))
+        let batch = Array(records.prefix(OrgLimits.collection))
         records.removeFirst(batch.count)
         let results = try await client.createRecords(batch, allOrNone: true)
         for result in results {

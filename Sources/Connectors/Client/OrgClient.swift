@@ -7,6 +7,10 @@ public protocol OrgClient: Sendable {
     /// The org's instance URL, e.g. `https://example.my.salesforce.com`, once connected.
     var instanceURL: String { get async throws }
 
+    /// The path prefix of the REST API version in use, e.g. `/services/data/v62.0`; the API
+    /// methods of this protocol's extensions build their paths on it.
+    var apiPath: String { get }
+
     /// Sends one request (authenticated, retried, counted) and returns the response.
     func send(_ request: OrgRequest) async throws -> OrgResponse
 
@@ -15,6 +19,9 @@ public protocol OrgClient: Sendable {
 
     /// Releases the client's connections; the run calls it when it ends.
     func shutdown() async
+
+    /// An object's describe; the default asks the org every time, a client may cache it.
+    func describe(_ type: String) async throws -> JSONObject
 }
 
 /// An HTTP request to the org, relative to its instance URL.

@@ -53,9 +53,7 @@ public struct ExtractSOQLStage: Stage {
     }
 
     public func run(in context: StageContext) async throws -> StageResult {
-        guard let client = try await context.org() as? SalesforceClient else {
-            throw StageFailure(.failed, "extract.soql needs the Salesforce org client")
-        }
+        let client = try await context.org()
         var result = StageResult()
         var batch: [JSONValue] = []
         let object = query.from.name

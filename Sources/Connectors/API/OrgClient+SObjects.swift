@@ -25,17 +25,20 @@ public struct SaveResult: Sendable, Equatable {
     }
 }
 
-extension SalesforceClient {
+/// Building request paths.
+public enum OrgPath {
     /// Path-safe form of a URL component (an id, an external id value).
-    static func pathComponent(_ text: String) -> String {
+    public static func component(_ text: String) -> String {
         var allowed = CharacterSet.urlPathAllowed
         allowed.remove(charactersIn: "/?#")
         return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
     }
+}
 
+extension OrgClient {
     /// Creates a record; returns its id.
     public func create(_ type: String, _ fields: JSONObject) async throws -> String {
-        let response = try await send(.json("POST", apiPath + "/sobjects/\(Self.pathComponent(type))", .object(fields), kind: "sobject"))
+        let response = try await send(.json("POST", apiPath + "/sobjects/\(OrgPath.component(type))", .object(fields), kind: "sobject"))
         guard let id = try response.json()["id"]?.stringValue else { throw OrgClientError.invalidResponse("create \(type): no id in the answer") }
         return id
     }
@@ -43,24 +46,24 @@ extension SalesforceClient {
     /// Reads a record (all fields, or the named ones).
     public func retrieve(_ type: String, id: String, fields: [String]? = nil) async throws -> JSONObject {
         let query = fields.map { [("fields", $0.joined(separator: ","))] } ?? []
-        let response = try await send(OrgRequest(method: "GET", path: apiPath + "/sobjects/\(Self.pathComponent(type))/\(Self.pathComponent(id))",
+        let response = try await send(OrgRequest(method: "GET", path: apiPath + "/sobjects/\(OrgPath.component(type))/\(OrgPath.component(id))",
                                                  query: query, kind: "sobject"))
         return try response.json().objectValue ?? JSONObject()
     }
 
     /// Updates the given fields of a record.
     public func update(_ type: String, id: String, _ fields: JSONObject) async throws {
-        _ = try await send(.json("PATCH", apiPath + "/sobjects/\(Self.pathComponent(type))/\(Self.pathComponent(id))", .object(fields), kind: "sobject"))
+        _ = try await send(.json("PATCH", apiPath + "/sobjects/\(OrgPath.component(type))/\(OrgPath.component(id))", .object(fields), kind: "sobject"))
     }
 
     /// Deletes a record.
     public func delete(_ type: String, id: String) async throws {
-        _ = try await send(OrgRequest(method: "DELETE", path: apiPath + "/sobjects/\(Self.pathComponent(type))/\(Self.pathComponent(id))", kind: "sobject"))
+        _ = try await send(OrgRequest(method: "DELETE", path: apiPath + "/sobjects/\(OrgPath.component(type))/\(OrgPath.component(id))", kind: "sobject"))
     }
 
     /// Upserts on an external id field; returns the id and whether it was created.
     public func upsert(_ type: String, externalIdField: String, value: String, _ fields: JSONObject) async throws -> (id: String, created: Bool) {
-        let path = apiPath + "/sobjects/\(Self.pathComponent(type))/\(Self.pathComponent(externalIdField))/\(Self.pathComponent(value))"
+        let path = apiPath + "/sobjects/\(OrgPath.component(type))/\(OrgPath.component(externalIdField))/\(OrgPath.component(value))"
         let response = try await send(.json("PATCH", path, .object(fields), kind: "sobject"))
         let json = try response.json()
         guard let id = json["id"]?.stringValue else { throw OrgClientError.invalidResponse("upsert \(type): no id in the answer") }

@@ -1,7 +1,7 @@
 import JSON
 import SOQL
 
-extension SalesforceClient {
+extension OrgClient {
     /// Streams the records of a query page by page (constant memory), following `nextRecordsUrl`.
     /// Child subquery results that the org paged (`done: false`) are completed before the parent
     /// record is yielded, so every record carries all its children.

@@ -1,9 +1,6 @@
 import JSON
 
-extension SalesforceClient {
-    /// The most records one sObject Collections request may hold.
-    public static let collectionLimit = 200
-
+extension OrgClient {
     /// Creates up to 200 records (each with `attributes.type`); one result per record, in order.
     public func createRecords(_ records: [JSONObject], allOrNone: Bool = false) async throws -> [SaveResult] {
         try await collectionWrite("POST", apiPath + "/composite/sobjects", records: records, allOrNone: allOrNone, idempotent: false)
@@ -16,13 +13,13 @@ extension SalesforceClient {
 
     /// Upserts up to 200 records of one type on an external id field.
     public func upsertRecords(_ type: String, externalIdField: String, _ records: [JSONObject], allOrNone: Bool = false) async throws -> [SaveResult] {
-        try await collectionWrite("PATCH", apiPath + "/composite/sobjects/\(Self.pathComponent(type))/\(Self.pathComponent(externalIdField))",
+        try await collectionWrite("PATCH", apiPath + "/composite/sobjects/\(OrgPath.component(type))/\(OrgPath.component(externalIdField))",
                                   records: records, allOrNone: allOrNone, idempotent: true)
     }
 
     /// Deletes up to 200 records by id.
     public func deleteRecords(ids: [String], allOrNone: Bool = false) async throws -> [SaveResult] {
-        precondition(ids.count <= Self.collectionLimit, "a Collections request holds at most \(Self.collectionLimit) records")
+        precondition(ids.count <= OrgLimits.collection, "a Collections request holds at most \(OrgLimits.collection) records")
         let response = try await send(OrgRequest(method: "DELETE", path: apiPath + "/composite/sobjects",
                                                  query: [("ids", ids.joined(separator: ",")), ("allOrNone", allOrNone ? "true" : "false")],
                                                  kind: "collections"))
@@ -31,15 +28,15 @@ extension SalesforceClient {
 
     /// Reads up to 200 records of one type; `nil` for ids that do not exist or are deleted.
     public func retrieveRecords(_ type: String, ids: [String], fields: [String]) async throws -> [JSONObject?] {
-        precondition(ids.count <= Self.collectionLimit, "a Collections request holds at most \(Self.collectionLimit) records")
-        let response = try await send(OrgRequest(method: "GET", path: apiPath + "/composite/sobjects/\(Self.pathComponent(type))",
+        precondition(ids.count <= OrgLimits.collection, "a Collections request holds at most \(OrgLimits.collection) records")
+        let response = try await send(OrgRequest(method: "GET", path: apiPath + "/composite/sobjects/\(OrgPath.component(type))",
                                                  query: [("ids", ids.joined(separator: ",")), ("fields", fields.joined(separator: ","))],
                                                  kind: "collections"))
         return (try response.json().arrayValue ?? []).map(\.objectValue)
     }
 
     private func collectionWrite(_ method: String, _ path: String, records: [JSONObject], allOrNone: Bool, idempotent: Bool) async throws -> [SaveResult] {
-        precondition(records.count <= Self.collectionLimit, "a Collections request holds at most \(Self.collectionLimit) records")
+        precondition(records.count <= OrgLimits.collection, "a Collections request holds at most \(OrgLimits.collection) records")
         let body: JSONValue = ["allOrNone": .bool(allOrNone), "records": .array(records.map(JSONValue.object))]
         let response = try await send(.json(method, path, body, kind: "collections", idempotent: idempotent))
         let results = (try response.json().arrayValue ?? []).map(SaveResult.init(json:))

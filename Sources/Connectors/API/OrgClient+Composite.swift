@@ -28,25 +28,28 @@ public struct CompositeSubresponse: Sendable {
     public var httpStatusCode: Int
     public var body: JSONValue
 
+    /// Reads a `compositeResponse` array.
+    static func list(_ value: JSONValue?) -> [CompositeSubresponse] {
+        (value?.arrayValue ?? []).map { entry in
+            CompositeSubresponse(referenceId: entry["referenceId"]?.stringValue ?? "",
+                                 httpStatusCode: Int(entry["httpStatusCode"]?.integerValue ?? 0), body: entry["body"] ?? .null)
+        }
+    }
+
     /// The org's error, when the subrequest failed.
     public var error: OrgAPIError? {
         httpStatusCode >= 400 ? OrgAPIError(status: httpStatusCode, body: body, fallback: "HTTP \(httpStatusCode)") : nil
     }
 }
 
-extension SalesforceClient {
-    /// The most subrequests one Composite request may hold.
-    public static let compositeLimit = 25
-    /// The most nodes one Composite Graph request may hold.
-    public static let graphNodeLimit = 500
-
+extension OrgClient {
     /// Sends up to 25 subrequests as one Composite request.
     public func composite(_ subrequests: [CompositeSubrequest], allOrNone: Bool) async throws -> [CompositeSubresponse] {
-        precondition(subrequests.count <= Self.compositeLimit, "a Composite request holds at most \(Self.compositeLimit) subrequests")
+        precondition(subrequests.count <= OrgLimits.composite, "a Composite request holds at most \(OrgLimits.composite) subrequests")
         let body: JSONValue = ["allOrNone": .bool(allOrNone), "compositeRequest": .array(subrequests.map(\.json))]
         let writes = subrequests.contains { $0.method != "GET" }
         let json = try await send(.json("POST", apiPath + "/composite", body, kind: "composite", idempotent: !writes)).json()
-        return Self.subresponses(json["compositeResponse"])
+        return CompositeSubresponse.list(json["compositeResponse"])
     }
 
     /// Sends graphs (each its own transaction) as one Composite Graph request.
@@ -60,13 +63,13 @@ extension SalesforceClient {
         let json = try await send(.json("POST", apiPath + "/composite/graph", body, kind: "graph")).json()
         return (json["graphs"]?.arrayValue ?? []).map { graph in
             (graph["graphId"]?.stringValue ?? "", graph["isSuccessful"]?.boolValue ?? false,
-             Self.subresponses(graph["graphResponse"]?["compositeResponse"]))
+             CompositeSubresponse.list(graph["graphResponse"]?["compositeResponse"]))
         }
     }
 
     /// Creates a tree of records (all or none); returns reference id → new id, or the errors.
     public func tree(_ type: String, records: [JSONValue]) async throws -> (ids: [String: String], errors: [String: [OrgAPIError]]) {
-        let request = OrgRequest.json("POST", apiPath + "/composite/tree/\(Self.pathComponent(type))", ["records": .array(records)], kind: "tree")
+        let request = OrgRequest.json("POST", apiPath + "/composite/tree/\(OrgPath.component(type))", ["records": .array(records)], kind: "tree")
         let response: OrgResponse
         do {
             response = try await send(request)
@@ -84,12 +87,5 @@ extension SalesforceClient {
             if let reference = result["referenceId"]?.stringValue, let id = result["id"]?.stringValue { ids[reference] = id }
         }
         return (ids, [:])
-    }
-
-    static func subresponses(_ value: JSONValue?) -> [CompositeSubresponse] {
-        (value?.arrayValue ?? []).map { entry in
-            CompositeSubresponse(referenceId: entry["referenceId"]?.stringValue ?? "",
-                                 httpStatusCode: Int(entry["httpStatusCode"]?.integerValue ?? 0), body: entry["body"] ?? .null)
-        }
     }
 }

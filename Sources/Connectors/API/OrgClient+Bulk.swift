@@ -20,7 +20,7 @@ public struct BulkIngestResult: Sendable {
     }
 }
 
-extension SalesforceClient {
+extension OrgClient {
     /// Runs a Bulk API 2.0 ingest job: creates it, uploads the rows as CSV in chunks of at most
     /// `chunkRows` (each chunk with the header), closes it, polls with backoff until it ends, and
     /// maps the successful / failed / unprocessed results back to the input rows.

@@ -1,0 +1,83 @@
+import Foundation
+import Soups
+
+/// Moves a named sync through Mobile Sync's states — RUNNING with progress, then DONE, FAILED or
+/// STOPPED — saving each step in the store (so a dead run shows where it stopped) and reporting it
+/// as a progress event.
+public actor SyncStateTracker {
+    public let store: SoupStore
+    private let progress: ProgressReporter
+    /// The sync as last saved.
+    public private(set) var state: SyncState
+
+    /// Loads the sync `name`; throws a clear error when the store has no sync of that name.
+    public init(name: String, store: SoupStore, progress: ProgressReporter) async throws {
+        self.store = store
+        self.progress = progress
+        do {
+            state = try await store.sync(named: name)
+        } catch SoupStoreError.unknownSync {
+            throw StageFailure(.invalidInput, "sync \"\(name)\" does not exist")
+        }
+    }
+
+    /// Enters RUNNING with progress 0 and an unknown size (Mobile Sync's first update), keeping
+    /// `maxTimeStamp`; returns the state the sync was in before.
+    @discardableResult
+    public func start() async throws -> SyncState {
+        let previous = state
+        state.transition(to: .running, at: Self.now)
+        state.progress = 0
+        state.totalSize = -1
+        state.error = ""
+        try await save()
+        return previous
+    }
+
+    /// Records the total number of records (or trees) this run will handle.
+    public func setTotalSize(_ totalSize: Int) async throws {
+        state.totalSize = totalSize
+        try await save()
+    }
+
+    /// Records that `done` of `totalSize` are handled: progress `done * 100 / totalSize`, kept
+    /// below 100 until ``finish(_:error:)``.
+    public func advance(done: Int) async throws {
+        guard state.totalSize > 0 else { return }
+        let percent = min(99, done * 100 / state.totalSize)
+        guard percent != state.progress else { return }
+        state.progress = percent
+        try await save()
+    }
+
+    /// Stores a new `maxTimeStamp` (epoch milliseconds) when it is later than the stored one.
+    public func raiseMaxTimeStamp(to milliseconds: Int64) async throws {
+        guard milliseconds > state.maxTimeStamp else { return }
+        state.maxTimeStamp = milliseconds
+        try await save()
+    }
+
+    /// Replaces `maxTimeStamp` (e.g. to step back before a resume).
+    public func setMaxTimeStamp(_ milliseconds: Int64) async throws {
+        state.maxTimeStamp = milliseconds
+        try await save()
+    }
+
+    /// Leaves RUNNING: DONE sets progress 100; FAILED and STOPPED keep the progress reached.
+    public func finish(_ status: SyncState.Status, error: String = "") async throws {
+        state.transition(to: status, at: Self.now)
+        if status == .done {
+            state.progress = 100
+            if state.totalSize < 0 { state.totalSize = 0 }
+        }
+        state.error = error
+        try await save()
+    }
+
+    private func save() async throws {
+        try await store.saveSync(state)
+        progress.update(sync: state.name, status: state.status.rawValue, progress: state.progress, totalSize: state.totalSize)
+    }
+
+    private static var now: Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
+}
