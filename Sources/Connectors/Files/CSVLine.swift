@@ -12,7 +12,8 @@ public enum CSVLine {
         fields.map { field($0, delimiter: delimiter) }.joined(separator: String(delimiter))
     }
 
-    static func decodeRows(_ text: String) -> [[String]] {
+    /// Splits CSV text (quoted fields, doubled quotes, CRLF or LF) into rows of fields.
+    public static func decodeRows(_ text: String) -> [[String]] {
         var rows: [[String]] = []
         var row: [String] = []
         var field = ""

@@ -98,6 +98,17 @@ enum StoreSchema {
               finishedAt TEXT,
               reportDir TEXT,
               record TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS sync_journal (
+              id INTEGER PRIMARY KEY AUTOINCREMENT,
+              syncName TEXT NOT NULL,
+              soupName TEXT NOT NULL,
+              entryId INTEGER NOT NULL,
+              operation TEXT NOT NULL,
+              objectType TEXT NOT NULL,
+              recordId TEXT,
+              payload TEXT NOT NULL,
+              sentAt INTEGER NOT NULL);
+            CREATE INDEX IF NOT EXISTS sync_journal_sync ON sync_journal (syncName);
             """)
     }
 }

@@ -6,12 +6,14 @@ import JSON
 extension SoupStore {
     /// Records `values` as what the org confirmed for entries (by `_soupEntryId`).
     public func setConfirmed(_ values: [Int64: JSONObject], in soupName: String) async throws {
-        try await pool.write { db in
-            let table = try SoupTable.load(db, soupName: soupName)
-            let statement = try db.cachedStatement(sql: "UPDATE \(table.tableName) SET _confirmed = ? WHERE id = ?")
-            for (id, object) in values {
-                try statement.execute(arguments: [JSONValue.object(object).jsonString, id])
-            }
+        try await pool.write { db in try Self.setConfirmed(values, in: soupName, db) }
+    }
+
+    static func setConfirmed(_ values: [Int64: JSONObject], in soupName: String, _ db: Database) throws {
+        let table = try SoupTable.load(db, soupName: soupName)
+        let statement = try db.cachedStatement(sql: "UPDATE \(table.tableName) SET _confirmed = ? WHERE id = ?")
+        for (id, object) in values {
+            try statement.execute(arguments: [JSONValue.object(object).jsonString, id])
         }
     }
 

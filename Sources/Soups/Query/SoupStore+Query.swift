@@ -142,11 +142,6 @@ public struct SoupCounts: Sendable, Equatable {
     public var failed: Int
 }
 
-extension Array {
-    func chunked(into size: Int) -> [ArraySlice<Element>] {
-        stride(from: 0, to: count, by: size).map { self[$0..<Swift.min($0 + size, count)] }
-    }
-}
 
 extension SoupStore {
     /// The entries whose `path` equals one of `values` (compared as the path's index stores them),

@@ -17,6 +17,7 @@ public struct StageRegistry: Sendable {
         registry.register(ExtractXMLStage.self)
         registry.register(SoupStagingStage.self)
         registry.register(MarkDirtyStage.self)
+        registry.register(SyncUpStage.self)
         return registry
     }
 

@@ -1,0 +1,45 @@
+import GRDB
+import JSON
+
+/// Changes to several soups applied in one transaction: what a sync up learned from one batch of
+/// answers (entries saved, entries removed, values the org confirmed, journal entries settled).
+public struct SoupChangeSet: Sendable {
+    /// Entries to save, by soup (updated by `_soupEntryId`).
+    public var saves: [String: [JSONObject]] = [:]
+    /// `_soupEntryId`s to delete, by soup.
+    public var deletions: [String: [Int64]] = [:]
+    /// What the org confirmed, by soup and `_soupEntryId` (see ``SoupStore/setConfirmed(_:in:)``).
+    public var confirmed: [String: [Int64: JSONObject]] = [:]
+    /// Journal entries whose outcome is now settled.
+    public var settledJournalIds: [Int64] = []
+
+    public init() {}
+
+    /// Saves `entry` into `soup`.
+    public mutating func save(_ entry: JSONObject, in soup: String) { saves[soup, default: []].append(entry) }
+
+    /// Deletes the entry `id` of `soup`.
+    public mutating func delete(_ id: Int64, from soup: String) { deletions[soup, default: []].append(id) }
+
+    /// `true` when applying would change nothing.
+    public var isEmpty: Bool { saves.isEmpty && deletions.isEmpty && confirmed.isEmpty && settledJournalIds.isEmpty }
+}
+
+extension SoupStore {
+    /// Applies a change set atomically: all of it, or (on error) none of it.
+    public func apply(_ changes: SoupChangeSet) async throws {
+        guard !changes.isEmpty else { return }
+        try await pool.write { db in
+            for (soup, entries) in changes.saves.sorted(by: { $0.key < $1.key }) {
+                _ = try Self.upsert(entries, into: soup, externalIdPath: SyncField.soupEntryId, db)
+            }
+            for (soup, values) in changes.confirmed.sorted(by: { $0.key < $1.key }) {
+                try Self.setConfirmed(values, in: soup, db)
+            }
+            for (soup, ids) in changes.deletions.sorted(by: { $0.key < $1.key }) {
+                _ = try Self.delete(ids: ids, from: soup, db)
+            }
+            try Self.removeFromJournal(ids: changes.settledJournalIds, db)
+        }
+    }
+}

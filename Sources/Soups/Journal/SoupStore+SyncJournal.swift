@@ -1,0 +1,48 @@
+import GRDB
+import JSON
+
+extension SoupStore {
+    /// Records writes about to be sent (one transaction); returns the entries with their ids.
+    @discardableResult
+    public func appendToJournal(_ entries: [SyncJournalEntry]) async throws -> [SyncJournalEntry] {
+        try await pool.write { db in
+            let statement = try db.cachedStatement(sql: """
+                INSERT INTO sync_journal (syncName, soupName, entryId, operation, objectType, recordId, payload, sentAt)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+            return try entries.map { entry in
+                try statement.execute(arguments: [
+                    entry.syncName, entry.soupName, entry.entryId, entry.operation.rawValue, entry.objectType, entry.recordId,
+                    JSONValue.object(entry.payload).jsonString, entry.sentAt,
+                ])
+                var stored = entry
+                stored.id = db.lastInsertedRowID
+                return stored
+            }
+        }
+    }
+
+    /// The writes of a sync still waiting for a confirmed outcome, oldest first.
+    public func journal(of syncName: String) async throws -> [SyncJournalEntry] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM sync_journal WHERE syncName = ? ORDER BY id", arguments: [syncName]).map { row in
+                SyncJournalEntry(
+                    id: row["id"], syncName: row["syncName"], soupName: row["soupName"], entryId: row["entryId"],
+                    operation: SyncJournalEntry.Operation(rawValue: row["operation"]) ?? .update, objectType: row["objectType"],
+                    recordId: row["recordId"], payload: try Self.decodeEntry(row["payload"]), sentAt: row["sentAt"])
+            }
+        }
+    }
+
+    /// Forgets journal entries whose outcome is settled.
+    public func removeFromJournal(ids: [Int64]) async throws {
+        try await pool.write { db in try Self.removeFromJournal(ids: ids, db) }
+    }
+
+    static func removeFromJournal(ids: [Int64], _ db: Database) throws {
+        for chunk in ids.chunked(into: 500) {
+            try db.execute(sql: "DELETE FROM sync_journal WHERE id IN (\(chunk.map { _ in "?" }.joined(separator: ",")))",
+                           arguments: StatementArguments(chunk))
+        }
+    }
+}

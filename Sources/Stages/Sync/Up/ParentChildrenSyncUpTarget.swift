@@ -1,0 +1,73 @@
+import JSON
+import Soups
+
+/// Mobile Sync's parent-children sync-up target: a parent soup and a child soup linked by the
+/// children's parent id field; a tree is synced when its parent or any child is dirty.
+public struct ParentChildrenSyncUpTarget: SyncUpTarget {
+    public var parent: ParentInfo
+    public var children: ChildrenInfo
+    public var relationship: RelationshipType
+    public var parentCreateFieldlist: [String]?
+    public var parentUpdateFieldlist: [String]?
+    public var childrenCreateFieldlist: [String]?
+    public var childrenUpdateFieldlist: [String]?
+    public var preferredTransport: SyncUpTransport { .collections }
+    public var hasChildren: Bool { true }
+
+    public init(parent: ParentInfo, children: ChildrenInfo, relationship: RelationshipType,
+                parentCreateFieldlist: [String]? = nil, parentUpdateFieldlist: [String]? = nil,
+                childrenCreateFieldlist: [String]? = nil, childrenUpdateFieldlist: [String]? = nil) {
+        self.parent = parent
+        self.children = children
+        self.relationship = relationship
+        self.parentCreateFieldlist = parentCreateFieldlist
+        self.parentUpdateFieldlist = parentUpdateFieldlist
+        self.childrenCreateFieldlist = childrenCreateFieldlist
+        self.childrenUpdateFieldlist = childrenUpdateFieldlist
+    }
+
+    /// Dirty parents, plus the parents of dirty children. A dirty child whose parent is not in the
+    /// parent soup is never sent (as in Mobile Sync): it has no tree.
+    public func candidateIds(in store: SoupStore) async throws -> [Int64] {
+        var ids = Set<Int64>()
+        var afterId: Int64 = 0
+        while true {
+            let page = try await store.dirtyEntries(in: parent.soupName, afterId: afterId, limit: 2000)
+            guard let last = page.last?.soupEntryId else { break }
+            ids.formUnion(page.compactMap(\.soupEntryId))
+            afterId = last
+        }
+        afterId = 0
+        while true {
+            let page = try await store.dirtyEntries(in: children.soupName, afterId: afterId, limit: 2000)
+            guard let last = page.last?.soupEntryId else { break }
+            afterId = last
+            let parentIds = Set(page.compactMap { $0[children.parentIdFieldName]?.stringValue }).map(JSONValue.string)
+            let parents = try await store.entries(in: parent.soupName, where: parent.idFieldName, in: parentIds)
+            for entries in parents.values { ids.formUnion(entries.compactMap(\.soupEntryId)) }
+        }
+        return ids.sorted()
+    }
+
+    public func trees(for ids: [Int64], in store: SoupStore) async throws -> [SyncUpTree] {
+        let parents = try await store.retrieve(ids: ids, from: parent.soupName)
+        let parentIds = parents.compactMap { $0[parent.idFieldName]?.stringValue }.map(JSONValue.string)
+        let childrenByParent = try await store.entries(in: children.soupName, where: children.parentIdFieldName, in: parentIds)
+        return parents.map { entry in
+            let parentRecord = SyncUpRecord(
+                soup: parent.soupName, entry: entry, objectType: parent.sobjectType, idField: parent.idFieldName,
+                modificationDateField: parent.modificationDateFieldName, externalIdField: parent.externalIdFieldName,
+                createFields: parentCreateFieldlist, updateFields: parentUpdateFieldlist)
+            let key = entry[parent.idFieldName] ?? .null
+            let childEntries = (childrenByParent[key] ?? []).sorted { ($0.soupEntryId ?? 0) < ($1.soupEntryId ?? 0) }
+            let childRecords = childEntries.map { child in
+                SyncUpRecord(
+                    soup: children.soupName, entry: child, objectType: children.sobjectType, idField: children.idFieldName,
+                    modificationDateField: children.modificationDateFieldName, externalIdField: children.externalIdFieldName,
+                    createFields: childrenCreateFieldlist, updateFields: childrenUpdateFieldlist)
+            }
+            return SyncUpTree(parent: parentRecord, children: childRecords, relationship: relationship,
+                              parentIdField: children.parentIdFieldName, childRelationshipName: children.sobjectTypePlural)
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import Connectors
+import JSON
+import SOQL
+
+/// LEAVE_IF_CHANGED's check, batched: reads the server's modification dates of every record of a
+/// page of trees in a few queries (parents with their children in one subquery, 200 trees a
+/// query) and finds the trees where a server record changed after the local copy, or is gone.
+/// Dates are compared as instants.
+struct SyncUpConflictChecker {
+    let client: any OrgClient
+
+    /// The trees that must be left alone, by position, with the reason.
+    func conflicts(in trees: [SyncUpTree]) async throws -> [Int: String] {
+        var remote: [String: Int64?] = [:]
+        var flatIds: [String: (field: String, ids: [String])] = [:]
+        var treeIds: [String: (parent: SyncUpRecord, relationship: String, childField: String, ids: [String])] = [:]
+        for tree in trees where tree.isDirty {
+            if tree.parent.hasServerId, let relationship = tree.childRelationshipName, let type = tree.parent.objectType {
+                let childField = tree.children.first?.modificationDateField ?? "LastModifiedDate"
+                treeIds[type, default: (tree.parent, relationship, childField, [])].ids.append(tree.parent.id ?? "")
+            } else {
+                for record in tree.records where record.hasServerId {
+                    guard let type = record.objectType else { continue }
+                    flatIds[type, default: (record.modificationDateField, [])].ids.append(record.id ?? "")
+                }
+            }
+        }
+        for (type, group) in flatIds {
+            for chunk in group.ids.chunked(into: 200) {
+                let soql = "SELECT Id, \(group.field) FROM \(type) WHERE Id IN (\(chunk.map(SOQL.quote).joined(separator: ", ")))"
+                for try await record in client.query(soql) {
+                    remote[Self.key(record["Id"])] = ServerTimestamp.milliseconds(record[group.field])
+                }
+            }
+        }
+        for (type, group) in treeIds {
+            let parentField = group.parent.modificationDateField
+            for chunk in group.ids.chunked(into: 200) {
+                let soql = "SELECT Id, \(parentField), (SELECT Id, \(group.childField) FROM \(group.relationship)) FROM \(type) "
+                    + "WHERE Id IN (\(chunk.map(SOQL.quote).joined(separator: ", ")))"
+                for try await record in client.query(soql) {
+                    remote[Self.key(record["Id"])] = ServerTimestamp.milliseconds(record[parentField])
+                    for child in record[group.relationship]?["records"]?.arrayValue ?? [] {
+                        remote[Self.key(child["Id"])] = ServerTimestamp.milliseconds(child[group.childField])
+                    }
+                }
+            }
+        }
+        var conflicts: [Int: String] = [:]
+        for (index, tree) in trees.enumerated() where tree.isDirty {
+            let parentGone = tree.parent.isLocallyDeleted && tree.relationship == .masterDetail
+            for (position, record) in tree.records.enumerated() where record.hasServerId {
+                let locallyDeleted = record.isLocallyDeleted || (position > 0 && parentGone)
+                guard let found = remote[Self.key(record.entry[record.idField])] else {
+                    if locallyDeleted { continue }
+                    conflicts[index] = "\(record.objectType ?? "record") \(record.id ?? "") was deleted on the server"
+                    break
+                }
+                guard let local = ServerTimestamp.milliseconds(record.entry[record.modificationDateField]) else { continue }
+                if let found, found > local {
+                    conflicts[index] = "\(record.objectType ?? "record") \(record.id ?? "") changed on the server at "
+                        + "\(ServerTimestamp.soqlLiteral(found)), after the local copy of \(ServerTimestamp.soqlLiteral(local))"
+                    break
+                }
+            }
+        }
+        return conflicts
+    }
+
+    /// Ids compared on their 15-character case-sensitive form, so 15- and 18-character ids match.
+    static func key(_ value: JSONValue?) -> String {
+        String((value?.stringValue ?? "").prefix(15))
+    }
+}

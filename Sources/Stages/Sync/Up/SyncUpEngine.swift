@@ -1,0 +1,245 @@
+import Connectors
+import Foundation
+import JSON
+import Logging
+import SOQL
+import Soups
+
+/// Runs one sync up: settles the journal of an earlier run, finds the dirty trees, and page by
+/// page checks conflicts (LEAVE_IF_CHANGED), plans the writes, packs and sends them (journaled
+/// first), applies the answers (re-creating what the server deleted, once, under OVERWRITE) and
+/// saves the page's outcome in one transaction. In a dry run it makes the same decisions —
+/// conflict check included — and sends no write.
+struct SyncUpEngine {
+    struct Settings {
+        var syncName: String
+        var mergeMode: MergeMode
+        var strategy: SyncUpStrategy
+        var bulkThreshold: Int
+        var maxInFlight: Int
+        var minApiRemainingPercent: Double?
+        var dryRun: Bool
+        var stageId: String
+    }
+
+    let target: any SyncUpTarget
+    let settings: Settings
+    let store: SoupStore
+    let client: any OrgClient
+    let tracker: SyncStateTracker
+    let files: SyncUpResultFiles
+    let logger: Logger
+    let validator: SyncUpRecordValidator?
+    let shouldStop: @Sendable () -> Bool
+
+    /// Trees loaded and sent together.
+    var pageSize: Int { target.hasChildren ? 1000 : 2000 }
+
+    func run() async throws -> StageResult {
+        var result = StageResult()
+        var heldBack: [String: Set<Int64>] = [:]
+        if !settings.dryRun {
+            let reconciler = SyncUpJournalReconciler(client: client, store: store, syncName: settings.syncName, mergeMode: settings.mergeMode)
+            let settled = try await reconciler.reconcile()
+            try await store.apply(settled.changes)
+            heldBack = settled.heldBack
+            let held = heldBack.values.reduce(0) { $0 + $1.count }
+            if held > 0 { result.add(StageCounts.uncertain, held) }
+            if settled.adopted > 0 {
+                logger.info("\(settled.adopted) record(s) created by an earlier run whose answer was lost were found in the org and kept")
+            }
+        }
+        let ids = try await target.candidateIds(in: store)
+        try await tracker.setTotalSize(ids.count)
+        let transport = settings.strategy.transport(for: target, records: ids.count, bulkThreshold: settings.bulkThreshold)
+        logger.info("sync up \(settings.syncName): \(ids.count) tree(s) or record(s) to send, through \(transport.rawValue)")
+        var done = 0
+        for page in ids.chunked(into: pageSize) {
+            if shouldStop() {
+                try await tracker.finish(.stopped)
+                return result
+            }
+            var trees = try await target.trees(for: page, in: store)
+            trees.removeAll { tree in tree.records.contains { heldBack[$0.soup]?.contains($0.entryId) ?? false } }
+            try await syncPage(&trees, transport: transport, result: &result)
+            done += page.count
+            try await tracker.advance(done: done)
+        }
+        return result
+    }
+
+    private func syncPage(_ trees: inout [SyncUpTree], transport: SyncUpTransport, result: inout StageResult) async throws {
+        var final: [RecordKey: SyncUpOutcome] = [:]
+        var kinds: [RecordKey: SyncUpOperation.Kind] = [:]
+        var sent: [RecordKey: JSONObject] = [:]
+        var removed = Set<RecordKey>()
+        var results = SyncUpSender.Results()
+        var originalIds: [RecordKey: String?] = [:]
+        for (index, tree) in trees.enumerated() {
+            for (position, record) in tree.records.enumerated() { originalIds[RecordKey(tree: index, child: position == 0 ? nil : position - 1)] = record.id }
+        }
+        let conflicts = settings.mergeMode == .leaveIfChanged ? try await SyncUpConflictChecker(client: client).conflicts(in: trees) : [:]
+        for (index, reason) in conflicts {
+            for (position, record) in trees[index].records.enumerated() where record.isDirty {
+                let key = RecordKey(tree: index, child: position == 0 ? nil : position - 1)
+                final[key] = .failed(SyncUpError(status: 409, code: "CONFLICT", message: "left dirty: \(reason) (LEAVE_IF_CHANGED)"))
+                trees[index][key.child].entry[SyncField.lastError] = .string(JSONValue.object(final[key]!.error!.json).jsonString)
+            }
+        }
+        let applier = SyncUpResultApplier(mergeMode: settings.mergeMode)
+        let planner = SyncUpPlanner()
+        var pending = Set(trees.indices).subtracting(conflicts.keys)
+        for pass in 0..<2 {
+            var operations: [[SyncUpOperation]] = []
+            var outcomes: [RecordKey: SyncUpOutcome] = [:]
+            for index in pending.sorted() {
+                let plan = planner.plan(&trees[index], index: index)
+                var treeOperations: [SyncUpOperation] = []
+                for operation in plan.operations {
+                    kinds[operation.key] = operation.kind
+                    sent[operation.key] = operation.fields
+                    if let problem = await validator?.problem(operation) {
+                        outcomes[operation.key] = .failed(problem)
+                    } else {
+                        treeOperations.append(operation)
+                    }
+                }
+                for (key, outcome) in plan.settled {
+                    outcomes[key] = outcome
+                    if case .discarded = outcome { kinds[key] = nil }
+                }
+                operations.append(treeOperations)
+            }
+            if settings.dryRun {
+                for operation in operations.joined() where outcomes[operation.key] == nil { outcomes[operation.key] = .planned }
+                final.merge(outcomes) { $1 }
+                break
+            }
+            let sender = SyncUpSender(client: client, store: store, syncName: settings.syncName, maxInFlight: settings.maxInFlight,
+                                      checkBudget: budgetCheck)
+            results.outcomes = outcomes
+            let phases = SyncUpPacker(transport: transport).phases(operations)
+            do {
+                try await sender.send(phases, into: &results)
+            } catch {
+                // Save what the org confirmed before stopping.
+                _ = applier.apply(results.outcomes, kinds: kinds, to: &trees, removed: &removed, final: &final, allowRerun: false)
+                try await commit(trees, final: final, kinds: kinds, sent: sent, removed: removed, journal: results.journalIds, originalIds: originalIds, result: &result)
+                throw error
+            }
+            let passResult = applier.apply(results.outcomes, kinds: kinds, to: &trees, removed: &removed, final: &final, allowRerun: pass == 0)
+            guard pass == 0, !passResult.rerun.isEmpty else { break }
+            try await recreateMissingParents(&trees, among: passResult.parentsToCheck, applier: applier)
+            pending = passResult.rerun
+        }
+        if settings.mergeMode == .leaveIfChanged && !settings.dryRun { try await refreshModificationDates(&trees, final: final) }
+        try await commit(trees, final: final, kinds: kinds, sent: sent, removed: removed, journal: results.journalIds, originalIds: originalIds, result: &result)
+    }
+
+    /// OVERWRITE met a child deleted on the server: when its saved parent is gone too, the parent
+    /// is re-created with it (one query for the page).
+    private func recreateMissingParents(_ trees: inout [SyncUpTree], among indices: Set<Int>, applier: SyncUpResultApplier) async throws {
+        let candidates = indices.filter { trees[$0].parent.hasServerId && trees[$0].parent.objectType != nil }
+        for (type, group) in Dictionary(grouping: candidates, by: { trees[$0].parent.objectType ?? "" }) {
+            var existing = Set<String>()
+            for chunk in group.chunked(into: 200) {
+                let ids = chunk.compactMap { trees[$0].parent.id }.map(SOQL.quote).joined(separator: ", ")
+                for try await record in client.query("SELECT Id FROM \(type) WHERE Id IN (\(ids))") {
+                    existing.insert(SyncUpConflictChecker.key(record["Id"]))
+                }
+            }
+            for index in group where !existing.contains(SyncUpConflictChecker.key(trees[index].parent.entry[trees[index].parent.idField])) {
+                applier.recreateParent(&trees[index])
+            }
+        }
+    }
+
+    /// Stops the sync up before the org's daily API budget falls under `minApiRemainingPercent`.
+    private var budgetCheck: @Sendable () async throws -> Void {
+        let minimum = settings.minApiRemainingPercent
+        let client = client
+        return {
+            guard let minimum, let usage = await client.usage().dailyUsage, usage.max > 0 else { return }
+            let remaining = Double(usage.max - usage.used) * 100 / Double(usage.max)
+            if remaining < minimum {
+                throw StageFailure(.failed, String(format: "stopped: %.1f%% of the org's daily API requests remain (%d of %d), under minApiRemainingPercent %g",
+                                                   remaining, usage.max - usage.used, usage.max, minimum))
+            }
+        }
+    }
+
+    /// After a LEAVE_IF_CHANGED sync up, the org's new modification dates of the records it
+    /// accepted, so the next sync up does not take our own write for a server change.
+    private func refreshModificationDates(_ trees: inout [SyncUpTree], final: [RecordKey: SyncUpOutcome]) async throws {
+        var wanted: [String: (field: String, keys: [RecordKey])] = [:]
+        for (key, outcome) in final where outcome.isSuccess {
+            let record = trees[key.tree][key.child]
+            guard record.hasServerId, let type = record.objectType, !record.isDirty else { continue }
+            wanted[type, default: (record.modificationDateField, [])].keys.append(key)
+        }
+        for (type, group) in wanted {
+            for chunk in group.keys.chunked(into: 200) {
+                let byId = Dictionary(chunk.map { (SyncUpConflictChecker.key(trees[$0.tree][$0.child].entry[trees[$0.tree][$0.child].idField]), $0) },
+                                      uniquingKeysWith: { first, _ in first })
+                let ids = chunk.compactMap { trees[$0.tree][$0.child].id }.map(SOQL.quote).joined(separator: ", ")
+                for try await record in client.query("SELECT Id, \(group.field) FROM \(type) WHERE Id IN (\(ids))") {
+                    guard let key = byId[SyncUpConflictChecker.key(record["Id"])], let date = record[group.field] else { continue }
+                    trees[key.tree][key.child].entry[group.field] = date
+                }
+            }
+        }
+    }
+
+    /// Saves the page: entries changed, entries removed, what the org confirmed, settled journal
+    /// entries (those whose answer was lost stay); then counts and result rows.
+    private func commit(_ trees: [SyncUpTree], final: [RecordKey: SyncUpOutcome], kinds: [RecordKey: SyncUpOperation.Kind],
+                        sent: [RecordKey: JSONObject], removed: Set<RecordKey>, journal: [RecordKey: Int64],
+                        originalIds: [RecordKey: String?], result: inout StageResult) async throws {
+        var changes = SoupChangeSet()
+        let touched = Set(final.keys.map(\.tree))
+        for index in touched.sorted() {
+            for (position, record) in trees[index].records.enumerated() {
+                let key = RecordKey(tree: index, child: position == 0 ? nil : position - 1)
+                if removed.contains(key) {
+                    changes.delete(record.entryId, from: record.soup)
+                } else {
+                    changes.save(record.entry, in: record.soup)
+                    if !record.isDirty { changes.confirmed[record.soup, default: [:]][record.entryId] = record.entry.dataFields }
+                }
+            }
+        }
+        for (key, id) in journal {
+            if case .uncertain = final[key] { continue }
+            changes.settledJournalIds.append(id)
+        }
+        if !settings.dryRun { try await store.apply(changes) }
+        for (key, outcome) in final.sorted(by: { ($0.key.tree, $0.key.child ?? -1) < ($1.key.tree, $1.key.child ?? -1) }) {
+            let record = trees[key.tree][key.child]
+            let object = record.objectType ?? "unknown"
+            let kind = kinds[key]
+            let operation = kind?.rawValue ?? "delete"
+            let countKey: String
+            let fileKind: SyncUpResultFiles.Kind
+            var action = operation == "upsert" ? "create" : operation
+            switch outcome {
+            case .succeeded, .discarded, .planned:
+                countKey = kind == .create || kind == .upsert ? StageCounts.created : kind == .update ? StageCounts.updated : StageCounts.deleted
+                fileKind = settings.dryRun ? .plan : .success
+            case .failed(let error):
+                countKey = error.code == "CONFLICT" ? StageCounts.conflicts : settings.dryRun ? StageCounts.rejected : StageCounts.failed
+                fileKind = settings.dryRun ? .plan : .error
+                if settings.dryRun { action = error.code == "CONFLICT" ? "conflict" : "reject" }
+            case .uncertain:
+                countKey = StageCounts.uncertain
+                fileKind = .error
+            }
+            result.add(countKey, object: object)
+            let error = outcome.error
+            let localId = originalIds[key] ?? nil
+            try await files.add(fileKind, object: object, operation: settings.dryRun ? action : operation, entryId: record.entryId,
+                                localId: localId.flatMap { SyncField.isLocalId($0) ? $0 : nil }, id: record.hasServerId ? record.id : nil,
+                                errorCode: error?.code ?? (outcome.isUncertain ? "UNCERTAIN" : nil),
+                                errorMessage: error?.message ?? outcome.uncertainMessage, fields: sent[key] ?? JSONObject())
+        }
+    }
+}

@@ -1,0 +1,68 @@
+import JSON
+
+/// What became of one record's write.
+enum SyncUpOutcome: Sendable {
+    /// The org accepted it; `id` is the record's id (new for a create).
+    case succeeded(id: String?)
+    /// The org refused it.
+    case failed(SyncUpError)
+    /// The answer was lost: the org may or may not have applied it.
+    case uncertain(String)
+    /// Created and deleted locally: removed without a request.
+    case discarded
+    /// Dry run: what would have been sent.
+    case planned
+
+    var isSuccess: Bool {
+        if case .succeeded = self { return true }
+        return false
+    }
+
+    var isUncertain: Bool {
+        if case .uncertain = self { return true }
+        return false
+    }
+
+    var uncertainMessage: String? {
+        if case .uncertain(let message) = self { return "the org's answer was lost: \(message)" }
+        return nil
+    }
+
+    var error: SyncUpError? {
+        if case .failed(let error) = self { return error }
+        return nil
+    }
+}
+
+/// The org's error for one record, as stored in `__last_error__`.
+struct SyncUpError: Sendable, Equatable {
+    var status: Int
+    /// The first error object (`errorCode` / `statusCode`, `message`, `fields`).
+    var json: JSONObject
+
+    init(status: Int, json: JSONObject) {
+        self.status = status
+        self.json = json
+    }
+
+    init(status: Int, code: String, message: String, fields: [String] = []) {
+        self.init(status: status, json: ["errorCode": .string(code), "message": .string(message),
+                                         "fields": .array(fields.map(JSONValue.string))])
+    }
+
+    var code: String { json["errorCode"]?.stringValue ?? json["statusCode"]?.stringValue ?? "HTTP_\(status)" }
+    var message: String { json["message"]?.stringValue ?? "" }
+    var fields: [String] { json["fields"]?.arrayValue?.compactMap(\.stringValue) ?? [] }
+
+    /// The record itself does not exist (any more) on the server.
+    var recordMissing: Bool {
+        if status == 404 { return true }
+        if code == "ENTITY_IS_DELETED" || code == "NOT_FOUND" { return fields.isEmpty || fields == ["Id"] }
+        return code == "INVALID_CROSS_REFERENCE_KEY" && (fields.isEmpty || fields == ["Id"])
+    }
+
+    /// A record this one refers to through `field` does not exist on the server.
+    func referenceMissing(_ field: String) -> Bool {
+        ["INVALID_CROSS_REFERENCE_KEY", "ENTITY_IS_DELETED", "FIELD_INTEGRITY_EXCEPTION"].contains(code) && fields.contains(field)
+    }
+}

@@ -1,0 +1,105 @@
+import JSON
+import Soups
+
+/// A soup entry a sync up considers, with the target's description of it: its object type, id
+/// and date fields, the fields it may send, and the operation its flags call for.
+public struct SyncUpRecord: Sendable {
+    /// What the local flags ask for, by Mobile Sync's precedence (deleted > created > updated).
+    public enum Action: Sendable, Equatable {
+        /// Clean: nothing to send.
+        case none
+        case create
+        case update
+        case delete
+        /// Created and deleted locally: removed from the soup without a request.
+        case discard
+    }
+
+    public var soup: String
+    public var entry: JSONObject
+    /// `nil` when the record carries no object type (a record error, not a crash).
+    public var objectType: String?
+    public var idField: String
+    public var modificationDateField: String
+    public var externalIdField: String?
+    /// The fields a create may send (`nil`: every data field).
+    public var createFields: [String]?
+    /// The fields an update may send (`nil`: every data field).
+    public var updateFields: [String]?
+
+    public init(soup: String, entry: JSONObject, objectType: String?, idField: String, modificationDateField: String,
+                externalIdField: String?, createFields: [String]?, updateFields: [String]?) {
+        self.soup = soup
+        self.entry = entry
+        self.objectType = objectType
+        self.idField = idField
+        self.modificationDateField = modificationDateField
+        self.externalIdField = externalIdField
+        self.createFields = createFields
+        self.updateFields = updateFields
+    }
+
+    public var entryId: Int64 { entry.soupEntryId ?? 0 }
+
+    /// The record's id: a server id, a `local_` id, or `nil`.
+    public var id: String? {
+        get { entry[idField]?.stringValue.flatMap { $0.isEmpty ? nil : $0 } }
+        set { entry[idField] = newValue.map(JSONValue.string) ?? .null }
+    }
+
+    /// `true` when the record has an id from the org.
+    public var hasServerId: Bool { id.map { !SyncField.isLocalId($0) } ?? false }
+
+    public var isDirty: Bool { entry.isDirty }
+    public var isLocallyCreated: Bool { entry[SyncField.locallyCreated]?.isTruthy ?? false }
+    public var isLocallyUpdated: Bool { entry[SyncField.locallyUpdated]?.isTruthy ?? false }
+    public var isLocallyDeleted: Bool { entry[SyncField.locallyDeleted]?.isTruthy ?? false }
+
+    /// The operation the flags call for. A record flagged created that already has a server id is
+    /// an update (its create was confirmed); one flagged updated or deleted without a server id
+    /// is a create, or nothing to delete.
+    public var action: Action {
+        guard isDirty else { return .none }
+        if isLocallyDeleted { return isLocallyCreated || !hasServerId ? .discard : .delete }
+        if isLocallyCreated { return hasServerId ? .update : .create }
+        if isLocallyUpdated { return hasServerId ? .update : .create }
+        return hasServerId ? .update : .create
+    }
+
+    /// The external id value to upsert on: set, and not a `local_` placeholder.
+    public var externalIdValue: String? {
+        guard let field = externalIdField, let value = entry[field], !value.isNull else { return nil }
+        let text = value.stringValue ?? value.jsonString
+        return text.isEmpty || SyncField.isLocalId(text) ? nil : text
+    }
+
+    /// Sets the flags to "created" (so the record is sent as a new one), as Mobile Sync does when
+    /// OVERWRITE meets a record deleted on the server.
+    public mutating func flagForRecreation() {
+        entry[SyncField.local] = .bool(true)
+        entry[SyncField.locallyCreated] = .bool(true)
+        entry[SyncField.locallyDeleted] = .bool(false)
+        if hasServerId { entry[idField] = .string(SyncField.localIdPrefix + "recreate_\(entryId)") }
+    }
+
+    /// The fields to send for `action` (create or update): the target's list, else every data
+    /// field; never the id or date field, system fields, nested objects or absent keys.
+    public func payload(for action: Action) -> JSONObject {
+        let list = action == .create ? createFields : updateFields
+        var fields = JSONObject()
+        if let list {
+            for name in list where entry.contains(name) { fields[name] = entry[name] }
+        } else {
+            for (name, value) in entry.dataFields {
+                if case .object = value { continue }
+                if case .array = value { continue }
+                fields[name] = value
+            }
+        }
+        for name in [idField, modificationDateField] + Self.systemFields { fields[name] = nil }
+        return fields
+    }
+
+    /// Fields the org sets itself.
+    static let systemFields = ["Id", "CreatedDate", "CreatedById", "LastModifiedById", "LastModifiedDate", "SystemModstamp", "IsDeleted"]
+}

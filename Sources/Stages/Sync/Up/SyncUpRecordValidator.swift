@@ -1,0 +1,73 @@
+import Connectors
+import JSON
+import Soups
+
+/// Finds, from the org's describe, what a live run would have the org reject — unknown objects
+/// and fields, fields that cannot be written, values too long, values outside a restricted
+/// picklist, required fields missing from a create, parents that cannot be resolved — so a dry run
+/// reports them as `reject`.
+actor SyncUpRecordValidator {
+    private let client: any OrgClient
+    private var describes: [String: JSONObject?] = [:]
+
+    init(client: any OrgClient) {
+        self.client = client
+    }
+
+    /// Why the org would refuse `operation`, or `nil`.
+    func problem(_ operation: SyncUpOperation) async -> SyncUpError? {
+        if describes[operation.objectType] == nil {
+            describes[operation.objectType] = .some(try? await client.describe(operation.objectType))
+        }
+        guard let describe = describes[operation.objectType] ?? nil else {
+            return SyncUpError(status: 404, code: "NOT_FOUND", message: "the org has no sObject type \(operation.objectType)")
+        }
+        guard operation.kind != .delete else { return nil }
+        var fields: [String: JSONObject] = [:]
+        for field in describe["fields"]?.arrayValue ?? [] {
+            if let name = field["name"]?.stringValue, let object = field.objectValue { fields[name.lowercased()] = object }
+        }
+        let isCreate = operation.kind == .create || operation.kind == .upsert
+        for (name, value) in operation.fields {
+            guard let field = fields[name.lowercased()] else {
+                return SyncUpError(status: 400, code: "INVALID_FIELD", message: "No such column '\(name)' on sobject of type \(operation.objectType)",
+                                   fields: [name])
+            }
+            if field[isCreate ? "createable" : "updateable"]?.boolValue == false {
+                return SyncUpError(status: 400, code: "INVALID_FIELD_FOR_INSERT_UPDATE",
+                                   message: "Unable to \(isCreate ? "create" : "update") fields: \(name)", fields: [name])
+            }
+            guard let text = value.stringValue else { continue }
+            if let length = field["length"]?.integerValue, length > 0, text.count > length {
+                return SyncUpError(status: 400, code: "STRING_TOO_LONG",
+                                   message: "\(field["label"]?.stringValue ?? name): data value too large: \(text.count) characters, the limit is \(length)",
+                                   fields: [name])
+            }
+            if field["type"]?.stringValue == "reference", SyncField.isLocalId(text) {
+                return SyncUpError(status: 400, code: "INVALID_CROSS_REFERENCE_KEY",
+                                   message: "\(name) refers to \(text), a local record that is not part of this sync up", fields: [name])
+            }
+            if field["type"]?.stringValue == "picklist", field["restrictedPicklist"]?.boolValue == true {
+                let allowed = (field["picklistValues"]?.arrayValue ?? []).compactMap { $0["value"]?.stringValue }
+                if !allowed.contains(text) {
+                    return SyncUpError(status: 400, code: "INVALID_OR_NULL_FOR_RESTRICTED_PICKLIST",
+                                       message: "\(field["label"]?.stringValue ?? name): bad value for restricted picklist field: \(text)", fields: [name])
+                }
+            }
+        }
+        if isCreate {
+            let linked = operation.parentLink.map { [$0.field.lowercased()] } ?? []
+            let sent = Set(operation.fields.keys.map { $0.lowercased() } + linked + [operation.externalIdField?.lowercased() ?? ""])
+            let missing = fields.values.filter { field in
+                field["createable"]?.boolValue == true && field["nillable"]?.boolValue == false
+                    && field["defaultedOnCreate"]?.boolValue != true && field["type"]?.stringValue != "boolean"
+                    && !sent.contains((field["name"]?.stringValue ?? "").lowercased())
+            }.compactMap { $0["name"]?.stringValue }.sorted()
+            if !missing.isEmpty {
+                return SyncUpError(status: 400, code: "REQUIRED_FIELD_MISSING", message: "Required fields are missing: [\(missing.joined(separator: ", "))]",
+                                   fields: missing)
+            }
+        }
+        return nil
+    }
+}

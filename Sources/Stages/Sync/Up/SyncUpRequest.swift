@@ -1,0 +1,146 @@
+import Connectors
+
+/// One request of a sync up, as packed by ``SyncUpPacker``.
+enum SyncUpRequest: Sendable {
+    /// The sObject Collections call a group of records goes through.
+    enum CollectionCall: Sendable, Equatable {
+        case create
+        case update
+        case upsert(type: String, field: String)
+        case delete
+    }
+
+    case rest(SyncUpOperation)
+    case composite([SyncUpOperation])
+    case collection(CollectionCall, [SyncUpOperation])
+    /// Graphs of one request: each tree's writes, all or nothing per graph.
+    case graph([[SyncUpOperation]])
+    case bulk(object: String, kind: SyncUpOperation.Kind, externalIdField: String?, [SyncUpOperation])
+
+    /// Every write of the request.
+    var operations: [SyncUpOperation] {
+        switch self {
+        case .rest(let operation): return [operation]
+        case .composite(let operations), .collection(_, let operations), .bulk(_, _, _, let operations): return operations
+        case .graph(let graphs): return graphs.flatMap { $0 }
+        }
+    }
+}
+
+/// Packs the writes of a page of trees into phases of requests: requests of one phase are
+/// independent and may run concurrently; a phase starts when the one before has ended (so a
+/// child sent in a later phase knows its new parent's id).
+struct SyncUpPacker {
+    var transport: SyncUpTransport
+
+    /// The most graphs one Composite Graph request may hold.
+    static let graphsPerRequest = 75
+
+    func phases(_ trees: [[SyncUpOperation]]) -> [[SyncUpRequest]] {
+        let phases: [[SyncUpRequest]]
+        switch transport {
+        case .rest: phases = staged(trees).map { $0.map(SyncUpRequest.rest) }
+        case .collections: phases = staged(trees).map(collectionRequests)
+        case .bulk: phases = staged(trees).map(bulkRequests)
+        case .composite: phases = compositePhases(trees)
+        case .perTree: phases = trees.flatMap { compositeChunks($0).map { [SyncUpRequest.composite($0)] } }
+        case .graph: phases = graphPhases(trees)
+        }
+        return phases.filter { !$0.isEmpty }
+    }
+
+    /// Parent creates and updates, then children, then parent deletes.
+    private func staged(_ trees: [[SyncUpOperation]]) -> [[SyncUpOperation]] {
+        var stages: [[SyncUpOperation]] = [[], [], []]
+        for operation in trees.joined() {
+            if operation.key.child != nil {
+                stages[1].append(operation)
+            } else {
+                stages[operation.kind == .delete ? 2 : 0].append(operation)
+            }
+        }
+        return stages
+    }
+
+    private func collectionRequests(_ operations: [SyncUpOperation]) -> [SyncUpRequest] {
+        var groups: [(call: SyncUpRequest.CollectionCall, type: String, operations: [SyncUpOperation])] = []
+        for operation in operations {
+            let call: SyncUpRequest.CollectionCall
+            switch operation.kind {
+            case .create: call = .create
+            case .update: call = .update
+            case .upsert: call = .upsert(type: operation.objectType, field: operation.externalIdField ?? "")
+            case .delete: call = .delete
+            }
+            if let index = groups.firstIndex(where: { $0.call == call && $0.type == operation.objectType }) {
+                groups[index].operations.append(operation)
+            } else {
+                groups.append((call, operation.objectType, [operation]))
+            }
+        }
+        return groups.flatMap { group in
+            group.operations.chunked(into: OrgLimits.collection).map { SyncUpRequest.collection(group.call, $0) }
+        }
+    }
+
+    private func bulkRequests(_ operations: [SyncUpOperation]) -> [SyncUpRequest] {
+        var groups: [(object: String, kind: SyncUpOperation.Kind, field: String?, operations: [SyncUpOperation])] = []
+        for operation in operations {
+            if let index = groups.firstIndex(where: {
+                $0.object == operation.objectType && $0.kind == operation.kind && $0.field == operation.externalIdField
+            }) {
+                groups[index].operations.append(operation)
+            } else {
+                groups.append((operation.objectType, operation.kind, operation.externalIdField, [operation]))
+            }
+        }
+        return groups.map { SyncUpRequest.bulk(object: $0.object, kind: $0.kind, externalIdField: $0.field, $0.operations) }
+    }
+
+    /// A tree's writes in chunks of at most 25 subrequests; the parent's create is in the first.
+    private func compositeChunks(_ operations: [SyncUpOperation]) -> [[SyncUpOperation]] {
+        operations.chunked(into: OrgLimits.composite)
+    }
+
+    /// Chunk `i` of every tree goes to phase `i`; chunks of one phase share requests, a chunk
+    /// never split.
+    private func compositePhases(_ trees: [[SyncUpOperation]]) -> [[SyncUpRequest]] {
+        var phases: [[SyncUpRequest]] = []
+        var pending: [[SyncUpOperation]] = []
+        for tree in trees {
+            for (phase, chunk) in compositeChunks(tree).enumerated() {
+                while phases.count <= phase { phases.append([]); pending.append([]) }
+                if pending[phase].count + chunk.count > OrgLimits.composite {
+                    phases[phase].append(.composite(pending[phase]))
+                    pending[phase] = []
+                }
+                pending[phase].append(contentsOf: chunk)
+            }
+        }
+        for phase in pending.indices where !pending[phase].isEmpty { phases[phase].append(.composite(pending[phase])) }
+        return phases
+    }
+
+    /// One graph per tree, packed up to 500 nodes and 75 graphs a request; a tree of more than
+    /// 500 writes goes through Composite instead, in the phases after.
+    private func graphPhases(_ trees: [[SyncUpOperation]]) -> [[SyncUpRequest]] {
+        var requests: [SyncUpRequest] = []
+        var pending: [[SyncUpOperation]] = []
+        var nodes = 0
+        var oversized: [[SyncUpOperation]] = []
+        for tree in trees where !tree.isEmpty {
+            guard tree.count <= OrgLimits.graphNodes else { oversized.append(tree); continue }
+            if nodes + tree.count > OrgLimits.graphNodes || pending.count == Self.graphsPerRequest {
+                requests.append(.graph(pending))
+                pending = []
+                nodes = 0
+            }
+            pending.append(tree)
+            nodes += tree.count
+        }
+        if !pending.isEmpty { requests.append(.graph(pending)) }
+        var phases = compositePhases(oversized)
+        if phases.isEmpty { phases = [requests] } else { phases[0].append(contentsOf: requests) }
+        return phases
+    }
+}

@@ -1,0 +1,288 @@
+import Connectors
+import Foundation
+import JSON
+import Soups
+
+/// Sends packed requests phase by phase: fills each child's link to a parent created earlier
+/// (by `@{ref.id}` within one Composite or Graph request, else by the id the org returned),
+/// journals every write before its request leaves, runs a phase's requests concurrently (at most
+/// `maxInFlight` at once), and reads every answer back into per-record outcomes.
+struct SyncUpSender {
+    let client: any OrgClient
+    let store: SoupStore
+    let syncName: String
+    let maxInFlight: Int
+    /// Checked before each phase; throws to stop the sync up (the API budget is spent).
+    let checkBudget: @Sendable () async throws -> Void
+
+    /// The outcomes of a page's writes, and their journal entries (settled once applied).
+    struct Results {
+        var outcomes: [RecordKey: SyncUpOutcome] = [:]
+        var journalIds: [RecordKey: Int64] = [:]
+    }
+
+    func send(_ phases: [[SyncUpRequest]], into results: inout Results) async throws {
+        for phase in phases {
+            try await checkBudget()
+            var ready: [SyncUpRequest] = []
+            for request in phase {
+                let (resolved, unsent) = resolveLinks(request, outcomes: results.outcomes)
+                results.outcomes.merge(unsent) { $1 }
+                if let resolved { ready.append(resolved) }
+            }
+            let journaled = try await journal(ready)
+            results.journalIds.merge(journaled) { $1 }
+            var next = 0
+            try await withThrowingTaskGroup(of: [RecordKey: SyncUpOutcome].self) { group in
+                func startNext() {
+                    guard next < ready.count else { return }
+                    let request = ready[next]
+                    next += 1
+                    group.addTask { try await execute(request) }
+                }
+                for _ in 0..<max(1, maxInFlight) { startNext() }
+                while let outcomes = try await group.next() {
+                    results.outcomes.merge(outcomes) { $1 }
+                    startNext()
+                }
+            }
+        }
+    }
+
+    // MARK: Links to new parents
+
+    /// The request with each parent link filled; writes whose parent was not created are taken
+    /// out with an error (`nil` request when none is left).
+    private func resolveLinks(_ request: SyncUpRequest, outcomes: [RecordKey: SyncUpOutcome]) -> (SyncUpRequest?, [RecordKey: SyncUpOutcome]) {
+        var unsent: [RecordKey: SyncUpOutcome] = [:]
+        func resolve(_ operations: [SyncUpOperation], referencing sameRequest: Set<RecordKey>) -> [SyncUpOperation] {
+            operations.compactMap { operation in
+                guard let link = operation.parentLink else { return operation }
+                var resolved = operation
+                if sameRequest.contains(link.parent) {
+                    resolved.fields[link.field] = .string("@{\(link.parent.referenceId).id}")
+                } else if case .succeeded(let id?) = outcomes[link.parent] {
+                    resolved.fields[link.field] = .string(id)
+                } else {
+                    let reason = outcomes[link.parent]?.error.map { "\($0.code): \($0.message)" } ?? "its outcome is unknown"
+                    unsent[operation.key] = .failed(SyncUpError(
+                        status: 424, code: "PARENT_NOT_SYNCED", message: "not sent: its parent was not created (\(reason))",
+                        fields: [link.field]))
+                    return nil
+                }
+                resolved.parentLink = nil
+                return resolved
+            }
+        }
+        let resolved: SyncUpRequest?
+        switch request {
+        case .rest(let operation):
+            resolved = resolve([operation], referencing: []).first.map(SyncUpRequest.rest)
+        case .composite(let operations):
+            let kept = resolve(operations, referencing: Set(operations.filter { $0.kind == .create || $0.kind == .upsert }.map(\.key)))
+            resolved = kept.isEmpty ? nil : .composite(kept)
+        case .collection(let call, let operations):
+            let kept = resolve(operations, referencing: [])
+            resolved = kept.isEmpty ? nil : .collection(call, kept)
+        case .graph(let graphs):
+            let kept = graphs.map { resolve($0, referencing: Set($0.filter { $0.kind == .create || $0.kind == .upsert }.map(\.key))) }
+                .filter { !$0.isEmpty }
+            resolved = kept.isEmpty ? nil : .graph(kept)
+        case .bulk(let object, let kind, let field, let operations):
+            let kept = resolve(operations, referencing: [])
+            resolved = kept.isEmpty ? nil : .bulk(object: object, kind: kind, externalIdField: field, kept)
+        }
+        return (resolved, unsent)
+    }
+
+    // MARK: Journal
+
+    private func journal(_ requests: [SyncUpRequest]) async throws -> [RecordKey: Int64] {
+        let operations = requests.flatMap(\.operations)
+        guard !operations.isEmpty else { return [:] }
+        let now = Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+        let entries = operations.map { operation in
+            SyncJournalEntry(syncName: syncName, soupName: operation.soup, entryId: operation.entryId,
+                             operation: operation.kind.journalOperation, objectType: operation.objectType,
+                             recordId: operation.kind == .upsert ? operation.externalIdValue : operation.recordId,
+                             payload: operation.fields, sentAt: now)
+        }
+        let stored = try await store.appendToJournal(entries)
+        return Dictionary(zip(operations.map(\.key), stored.map(\.id)), uniquingKeysWith: { $1 })
+    }
+
+    // MARK: Sending
+
+    private func execute(_ request: SyncUpRequest) async throws -> [RecordKey: SyncUpOutcome] {
+        let operations = request.operations
+        do {
+            switch request {
+            case .rest(let operation): return [operation.key: try await sendOne(operation)]
+            case .composite(let operations): return try await sendComposite(operations)
+            case .collection(let call, let operations): return try await sendCollection(call, operations)
+            case .graph(let graphs): return try await sendGraphs(graphs)
+            case .bulk(let object, let kind, let field, let operations): return try await sendBulk(object, kind, field, operations)
+            }
+        } catch let error as OrgClientError {
+            switch error {
+            case .requestLimitExceeded, .authenticationFailed: throw error
+            case .uncertain(let message), .gaveUp(_, let message):
+                return Dictionary(uniqueKeysWithValues: operations.map { ($0.key, .uncertain(message)) })
+            case .invalidConfiguration(let message), .invalidResponse(let message):
+                return failAll(operations, SyncUpError(status: 0, code: "INVALID_RESPONSE", message: message))
+            }
+        } catch let error as OrgAPIError {
+            return failAll(operations, Self.error(error))
+        }
+    }
+
+    private func failAll(_ operations: [SyncUpOperation], _ error: SyncUpError) -> [RecordKey: SyncUpOutcome] {
+        Dictionary(uniqueKeysWithValues: operations.map { ($0.key, .failed(error)) })
+    }
+
+    static func error(_ error: OrgAPIError) -> SyncUpError {
+        SyncUpError(status: error.status, json: (error.body[0] ?? error.body).objectValue
+            ?? ["errorCode": .string(error.errorCode), "message": .string(error.message)])
+    }
+
+    private func sendOne(_ operation: SyncUpOperation) async throws -> SyncUpOutcome {
+        do {
+            switch operation.kind {
+            case .create:
+                return .succeeded(id: try await client.create(operation.objectType, operation.fields))
+            case .upsert:
+                let answer = try await client.upsert(operation.objectType, externalIdField: operation.externalIdField ?? "",
+                                                     value: operation.externalIdValue ?? "", operation.fields)
+                return .succeeded(id: answer.id)
+            case .update:
+                try await client.update(operation.objectType, id: operation.recordId ?? "", operation.fields)
+                return .succeeded(id: operation.recordId)
+            case .delete:
+                try await client.delete(operation.objectType, id: operation.recordId ?? "")
+                return .succeeded(id: operation.recordId)
+            }
+        } catch let error as OrgAPIError {
+            return .failed(Self.error(error))
+        }
+    }
+
+    private func subrequest(_ operation: SyncUpOperation) -> CompositeSubrequest {
+        CompositeSubrequest(method: operation.httpMethod, url: client.apiPath + operation.restPath, referenceId: operation.key.referenceId,
+                            body: operation.kind == .delete ? nil : .object(operation.fields))
+    }
+
+    private func outcome(_ response: CompositeSubresponse?, for operation: SyncUpOperation) -> SyncUpOutcome {
+        guard let response else {
+            return .failed(SyncUpError(status: 0, code: "NO_RESPONSE", message: "the org's answer had no entry for this record"))
+        }
+        if (200..<300).contains(response.httpStatusCode) {
+            return .succeeded(id: response.body["id"]?.stringValue ?? operation.recordId)
+        }
+        let first = (response.body[0] ?? response.body).objectValue ?? ["message": .string(response.body.jsonString)]
+        return .failed(SyncUpError(status: response.httpStatusCode, json: first))
+    }
+
+    private func sendComposite(_ operations: [SyncUpOperation]) async throws -> [RecordKey: SyncUpOutcome] {
+        let responses = try await client.composite(operations.map(subrequest), allOrNone: false)
+        let byReference = Dictionary(responses.map { ($0.referenceId, $0) }, uniquingKeysWith: { $1 })
+        return Dictionary(uniqueKeysWithValues: operations.map { ($0.key, outcome(byReference[$0.key.referenceId], for: $0)) })
+    }
+
+    private func sendGraphs(_ graphs: [[SyncUpOperation]]) async throws -> [RecordKey: SyncUpOutcome] {
+        let answers = try await client.graph(graphs.map { graph in ("g" + (graph.first?.key.referenceId ?? ""), graph.map(subrequest)) })
+        let byGraph = Dictionary(answers.map { ($0.graphId, $0) }, uniquingKeysWith: { $1 })
+        var outcomes: [RecordKey: SyncUpOutcome] = [:]
+        for graph in graphs {
+            let answer = byGraph["g" + (graph.first?.key.referenceId ?? "")]
+            let byReference = Dictionary((answer?.responses ?? []).map { ($0.referenceId, $0) }, uniquingKeysWith: { $1 })
+            let rootCause = graph.lazy.compactMap { operation -> SyncUpError? in
+                guard let response = byReference[operation.key.referenceId], response.httpStatusCode >= 400 else { return nil }
+                let error = self.outcome(response, for: operation).error
+                return error?.code == "PROCESSING_HALTED" ? nil : error
+            }.first
+            for operation in graph {
+                if answer?.isSuccessful == true {
+                    outcomes[operation.key] = outcome(byReference[operation.key.referenceId], for: operation)
+                } else {
+                    outcomes[operation.key] = .failed(rootCause ?? SyncUpError(
+                        status: 400, code: "PROCESSING_HALTED", message: "the tree's graph was rolled back"))
+                }
+            }
+        }
+        return outcomes
+    }
+
+    private func sendCollection(_ call: SyncUpRequest.CollectionCall, _ operations: [SyncUpOperation]) async throws -> [RecordKey: SyncUpOutcome] {
+        let results: [SaveResult]
+        switch call {
+        case .delete:
+            results = try await client.deleteRecords(ids: operations.map { $0.recordId ?? "" })
+        case .create, .update, .upsert:
+            let records = operations.map { operation -> JSONObject in
+                var record: JSONObject = ["attributes": ["type": .string(operation.objectType)]]
+                for (name, value) in operation.fields { record[name] = value }
+                if operation.kind == .update { record["Id"] = .string(operation.recordId ?? "") }
+                if operation.kind == .upsert, let field = operation.externalIdField { record[field] = .string(operation.externalIdValue ?? "") }
+                return record
+            }
+            switch call {
+            case .create: results = try await client.createRecords(records)
+            case .update: results = try await client.updateRecords(records)
+            case .upsert(let type, let field): results = try await client.upsertRecords(type, externalIdField: field, records)
+            case .delete: results = []
+            }
+        }
+        var outcomes: [RecordKey: SyncUpOutcome] = [:]
+        for (operation, result) in zip(operations, results) {
+            if result.success {
+                outcomes[operation.key] = .succeeded(id: result.id ?? operation.recordId)
+            } else {
+                outcomes[operation.key] = .failed(result.errors.first.map(Self.error)
+                    ?? SyncUpError(status: 400, code: "UNKNOWN_ERROR", message: "the org refused the record without saying why"))
+            }
+        }
+        return outcomes
+    }
+
+    private func sendBulk(_ object: String, _ kind: SyncUpOperation.Kind, _ field: String?, _ operations: [SyncUpOperation]) async throws
+        -> [RecordKey: SyncUpOutcome]
+    {
+        var columns: [String] = kind == .update || kind == .delete ? ["Id"] : []
+        if kind == .upsert, let field { columns.append(field) }
+        if kind != .delete {
+            var seen = Set(columns)
+            for operation in operations { for name in operation.fields.keys where seen.insert(name).inserted { columns.append(name) } }
+        }
+        let rows: [[String?]] = operations.map { operation in
+            columns.map { column -> String? in
+                if column == "Id" && (kind == .update || kind == .delete) { return operation.recordId }
+                if column == field && kind == .upsert { return operation.externalIdValue }
+                guard let value = operation.fields[column] else { return nil }
+                switch value {
+                case .null: return "#N/A"
+                case .string(let text): return text
+                case .bool(let flag): return flag ? "true" : "false"
+                default: return value.jsonString
+                }
+            }
+        }
+        let operationName = kind == .create ? "insert" : kind.rawValue
+        let result = try await client.bulkIngest(object: object, operation: operationName, externalIdField: kind == .upsert ? field : nil,
+                                                 columns: columns, rows: rows)
+        var outcomes: [RecordKey: SyncUpOutcome] = [:]
+        for (operation, row) in zip(operations, result.rows) {
+            if !row.processed {
+                outcomes[operation.key] = .failed(SyncUpError(status: 0, code: "NOT_PROCESSED",
+                    message: "Bulk job \(result.jobId) ended \(result.state) before processing this record\(result.errorMessage.map { ": \($0)" } ?? "")"))
+            } else if let error = row.error {
+                let parts = error.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
+                let fields = parts.count > 2 ? parts[2].replacingOccurrences(of: " --", with: "").split(separator: ",").map {
+                    $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } : []
+                outcomes[operation.key] = .failed(SyncUpError(status: 400, code: parts[0], message: parts.count > 1 ? parts[1] : error, fields: fields))
+            } else {
+                outcomes[operation.key] = .succeeded(id: row.id ?? operation.recordId)
+            }
+        }
+        return outcomes
+    }
+}

@@ -1,0 +1,122 @@
+import Connectors
+import Foundation
+import JSON
+import Soups
+
+/// `syncUp`: Mobile Sync's sync up of a soup, or of parent-children trees, packed into few
+/// requests (SPEC §4). `sync` names a sync-up sync, or `soup` + `target` + `options` declare one
+/// inline; `strategy` chooses the transport (`auto`, `collections`, `composite`, `graph`, `bulk`,
+/// `perTree`, `rest`); `bulkThreshold` (default 2,000) is where `auto` turns to Bulk 2.0 for a flat
+/// target; `maxInFlight` caps concurrent requests; `minApiRemainingPercent` stops the stage before
+/// the org's daily API budget runs out.
+public struct SyncUpStage: Stage {
+    public static let typeName = "syncUp"
+    public static let countKeys = [StageCounts.created, StageCounts.updated, StageCounts.deleted, StageCounts.conflicts,
+                                   StageCounts.failed, StageCounts.uncertain, StageCounts.rejected]
+
+    let sync: SyncDefinition
+    /// `true` when the sync is declared in the stage and must be created in the store.
+    let inline: Bool
+    let target: any SyncUpTarget
+    let strategy: SyncUpStrategy
+    let bulkThreshold: Int
+    let maxInFlight: Int?
+    let minApiRemainingPercent: Double?
+
+    public init(settings: StageSettings) throws {
+        if settings.object["sync"] != nil {
+            guard let named = settings.sync("sync", type: .syncUp) else { throw StageSettingsInvalid() }
+            sync = named
+            inline = false
+        } else {
+            guard let soup = settings.soup("soup") else {
+                settings.report(nil, "give either \"sync\" (a sync-up sync's name) or \"soup\" with an optional \"target\" and \"options\"")
+                throw StageSettingsInvalid()
+            }
+            sync = SyncDefinition(name: "\(settings.stageId)", type: .syncUp, soupName: soup,
+                                  target: settings.object("target") ?? JSONObject(), options: settings.object("options") ?? JSONObject(),
+                                  file: "", path: settings.path)
+            inline = true
+        }
+        strategy = SyncUpStrategy(rawValue: settings.choice("strategy", of: SyncUpStrategy.allCases.map(\.rawValue), default: "auto")) ?? .auto
+        bulkThreshold = settings.integer("bulkThreshold", default: 2000, range: 1...100_000_000)
+        maxInFlight = settings.object["maxInFlight"] == nil ? nil : settings.integer("maxInFlight", default: 8, range: 1...64)
+        if let value = settings.value("minApiRemainingPercent") {
+            if let number = value.doubleValue ?? value.integerValue.map(Double.init), (0...100).contains(number) {
+                minApiRemainingPercent = number
+            } else {
+                settings.report("minApiRemainingPercent", "must be a number from 0 to 100")
+                minApiRemainingPercent = nil
+            }
+        } else {
+            minApiRemainingPercent = nil
+        }
+        target = try Self.target(for: sync, settings: settings)
+        if strategy == .bulk && target.hasChildren {
+            settings.report("strategy", "\"bulk\" applies to single-soup targets; a parent-children sync up uses collections, composite, graph or perTree")
+        }
+    }
+
+    /// The target a sync's JSON describes, as Mobile SDK reads it.
+    static func target(for sync: SyncDefinition, settings: StageSettings) throws -> any SyncUpTarget {
+        let json = sync.target
+        let fieldlist = sync.options["fieldlist"]?.arrayValue?.compactMap(\.stringValue)
+        func list(_ keys: String...) -> [String]? {
+            for key in keys { if let values = json[key]?.arrayValue { return values.compactMap(\.stringValue) } }
+            return nil
+        }
+        switch sync.syncUpTargetKind {
+        case .parentChildren:
+            guard let parent = json["parent"]?.objectValue, let children = json["children"]?.objectValue else {
+                settings.report(sync.path.isEmpty ? "target" : nil, "a parent-children target needs \"parent\" and \"children\"")
+                throw StageSettingsInvalid()
+            }
+            let relationship = RelationshipType(rawValue: json["relationshipType"]?.stringValue ?? "") ?? .masterDetail
+            return ParentChildrenSyncUpTarget(
+                parent: ParentInfo(json: parent), children: ChildrenInfo(json: children), relationship: relationship,
+                parentCreateFieldlist: list("createFieldlist", "parentCreateFieldlist") ?? fieldlist,
+                parentUpdateFieldlist: list("updateFieldlist", "parentUpdateFieldlist") ?? fieldlist,
+                childrenCreateFieldlist: list("childrenCreateFieldlist"), childrenUpdateFieldlist: list("childrenUpdateFieldlist"))
+        case .rest, .batch, .collection:
+            let transport: SyncUpTransport = sync.syncUpTargetKind == .rest ? .rest : sync.syncUpTargetKind == .batch ? .composite : .collections
+            return SoupSyncUpTarget(
+                soupName: sync.soupName, idFieldName: json["idFieldName"]?.stringValue ?? "Id",
+                modificationDateFieldName: json["modificationDateFieldName"]?.stringValue ?? "LastModifiedDate",
+                externalIdFieldName: json["externalIdFieldName"]?.stringValue,
+                createFieldlist: list("createFieldlist") ?? fieldlist, updateFieldlist: list("updateFieldlist") ?? fieldlist,
+                preferredTransport: transport)
+        }
+    }
+
+    public func run(in context: StageContext) async throws -> StageResult {
+        if inline { try await context.store.createSync(sync.initialState) }
+        let tracker = try await SyncStateTracker(name: sync.name, store: context.store, progress: context.progress)
+        try await tracker.start()
+        let files = SyncUpResultFiles(directory: context.reportDirectory, stageId: context.stageId)
+        let result: StageResult
+        do {
+            let client = try await context.org()
+            let engine = SyncUpEngine(
+                target: target,
+                settings: .init(syncName: sync.name, mergeMode: MergeMode(options: sync.options), strategy: strategy,
+                                bulkThreshold: bulkThreshold, maxInFlight: maxInFlight ?? Self.orgMaxInFlight(context),
+                                minApiRemainingPercent: minApiRemainingPercent, dryRun: context.dryRun, stageId: context.stageId),
+                store: context.store, client: client, tracker: tracker, files: files, logger: context.logger,
+                validator: context.dryRun ? SyncUpRecordValidator(client: client) : nil,
+                shouldStop: { Task.isCancelled })
+            result = try await engine.run()
+        } catch {
+            try? await files.finish()
+            try? await tracker.finish(.failed, error: "\(error)")
+            throw error
+        }
+        try await files.finish()
+        if await tracker.state.status == .running { try await tracker.finish(.done) }
+        return result
+    }
+
+    static func orgMaxInFlight(_ context: StageContext) -> Int {
+        if case .remote(let settings) = context.pipeline.org, let value = settings.maxInFlight { return value }
+        return 8
+    }
+}
