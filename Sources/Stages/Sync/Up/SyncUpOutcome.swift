@@ -40,8 +40,12 @@ struct SyncUpError: Sendable, Equatable {
     /// The first error object (`errorCode` / `statusCode`, `message`, `fields`).
     var json: JSONObject
 
+    /// Keeps the org's error object; a Collections error (`statusCode`) also gets `errorCode`, so
+    /// `__last_error__` reads the same whatever API carried the record.
     init(status: Int, json: JSONObject) {
         self.status = status
+        var json = json
+        if json["errorCode"] == nil, let code = json["statusCode"] { json["errorCode"] = code }
         self.json = json
     }
 

@@ -1,0 +1,136 @@
+import Connectors
+import Foundation
+import JSON
+import OrgEmulator
+import Soups
+import Stages
+import Testing
+
+/// A sync-up test bench: an emulator (the sample seed) on its own port, a store in its own
+/// folder with Account, Contact, Order and Order line soups, a client to look at the org, and a
+/// runner for pipelines of sync-up stages.
+final class SyncUpHarness: Sendable {
+    static let seed = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../samples/org/seed.json").standardizedFileURL.path
+
+    static let soups = """
+        [ { "soupName": "Accounts", "indexes": [ { "path": "Id", "type": "string" }, { "path": "Name", "type": "string" },
+                                                 { "path": "__local__", "type": "string" } ] },
+          { "soupName": "Contacts", "indexes": [ { "path": "Id", "type": "string" }, { "path": "AccountId", "type": "string" },
+                                                 { "path": "__local__", "type": "string" } ] },
+          { "soupName": "Orders", "indexes": [ { "path": "Id", "type": "string" }, { "path": "Name", "type": "string" },
+                                               { "path": "Account__c", "type": "string" }, { "path": "__local__", "type": "string" } ] },
+          { "soupName": "Lines", "indexes": [ { "path": "Id", "type": "string" }, { "path": "Order__c", "type": "string" },
+                                              { "path": "__local__", "type": "string" } ] } ]
+        """
+
+    let directory: String
+    let running: RunningOrgEmulator
+    let token: String
+    let client: SalesforceClient
+    let observer = RecordingObserver()
+
+    init() async throws {
+        directory = try makeTemporaryDirectory()
+        let emulator = try OrgEmulator(configuration: .init(seedPath: Self.seed))
+        token = emulator.accessToken
+        running = try await emulator.start()
+        client = try SalesforceClient(settings: OrgConnectionSettings(instanceURL: running.instanceURL, auth: .accessToken(accessToken: emulator.accessToken)))
+    }
+
+    func close() async {
+        await client.shutdown()
+        await running.stop()
+    }
+
+    /// The pipeline around `stages` with `syncs` (a JSON array).
+    func pipeline(syncs: String, stages: String) throws -> PipelineDefinition {
+        try loadPipeline("""
+            { "org": { "instanceUrl": "\(running.instanceURL)", "auth": { "flow": "access_token", "accessToken": "${TOKEN}" } },
+              "store": "store.sqlite", "soups": \(Self.soups), "syncs": \(syncs), "stages": \(stages) }
+            """, in: directory, variables: ["TOKEN": token])
+    }
+
+    /// Runs the pipeline (optionally as a dry run).
+    func run(_ pipeline: PipelineDefinition, dryRun: Bool = false) async throws -> RunOutcome {
+        let connector: OrgConnector = { configuration in
+            guard case .remote(let settings) = configuration else { throw StageFailure(.failed, "expected a remote org") }
+            return try SalesforceClient(settings: OrgConnectionSettings(instanceURL: settings.instanceUrl, auth: settings.auth))
+        }
+        var options = RunOptions()
+        options.dryRun = dryRun
+        options.reportDirectory = (directory as NSString).appendingPathComponent("report-\(UUID().uuidString.prefix(6))")
+        return try await PipelineRunner(pipeline: pipeline, options: options, observer: observer, orgConnector: connector).run()
+    }
+
+    /// Writes entries into a soup of the pipeline's store (registering the soups first).
+    @discardableResult
+    func put(_ entries: [JSONObject], into soup: String, _ pipeline: PipelineDefinition) async throws -> [JSONObject] {
+        let store = try SoupStore(path: pipeline.store)
+        for spec in pipeline.soups { try await store.registerSoup(spec) }
+        let stored = try await store.upsert(entries, into: soup)
+        try store.close()
+        return stored
+    }
+
+    /// Every entry of a soup, by `_soupEntryId`.
+    func entries(_ soup: String, _ pipeline: PipelineDefinition) async throws -> [JSONObject] {
+        let store = try SoupStore.openForReading(path: pipeline.store)
+        defer { try? store.close() }
+        return try await store.entries(in: soup, limit: 100_000)
+    }
+
+    /// Records of the org, by a query.
+    func query(_ soql: String) async throws -> [JSONObject] {
+        var records: [JSONObject] = []
+        for try await record in client.query(soql) { records.append(record) }
+        return records
+    }
+
+    /// Creates a record in the org and returns it as a clean soup entry (as sync down leaves it).
+    func serverRecord(_ type: String, _ fields: JSONObject) async throws -> JSONObject {
+        let id = try await client.create(type, fields)
+        var entry = try await client.retrieve(type, id: id, fields: ["Id", "LastModifiedDate"] + fields.keys)
+        entry["attributes"] = ["type": .string(type)]
+        entry.markClean()
+        return entry
+    }
+
+    /// Moves the emulator's clock forward (org timestamps have whole seconds).
+    func advanceClock(seconds: Int = 2) async throws {
+        _ = try await client.send(.json("POST", "/emulator/clock", ["advanceSeconds": .integer(Int64(seconds))], kind: "admin"))
+    }
+
+    /// Sets the admin faults (see docs/emulator.md).
+    func setFaults(_ faults: JSONValue) async throws {
+        _ = try await client.send(.json("POST", "/emulator/faults", faults, kind: "admin"))
+    }
+
+    /// A locally created entry (`local_` id, `attributes.type`, flags).
+    static func local(_ type: String, _ id: String, _ fields: JSONObject) -> JSONObject {
+        var entry: JSONObject = ["attributes": ["type": .string(type)], "Id": .string(id)]
+        for (key, value) in fields { entry[key] = value }
+        entry[SyncField.local] = true
+        entry[SyncField.locallyCreated] = true
+        entry[SyncField.locallyUpdated] = false
+        entry[SyncField.locallyDeleted] = false
+        return entry
+    }
+
+    /// `entry` with a flag set (and `__local__`).
+    static func flagged(_ entry: JSONObject, _ flag: String, _ changes: JSONObject = [:]) -> JSONObject {
+        var copy = entry
+        for (key, value) in changes { copy[key] = value }
+        copy[flag] = true
+        copy[SyncField.local] = true
+        return copy
+    }
+}
+
+extension JSONObject {
+    /// The `__last_error__`'s error code, when there is one.
+    var lastErrorCode: String? {
+        guard let text = self[SyncField.lastError]?.stringValue else { return nil }
+        return (try? JSONParser.parse(text))?["errorCode"]?.stringValue
+    }
+}

@@ -1,0 +1,192 @@
+import Connectors
+import Foundation
+import JSON
+import Soups
+import Stages
+import Testing
+
+/// `syncUp` of a single soup through each target (and Bulk), end to end over the emulator.
+@Suite struct SyncUpTests {
+    /// rest, batch and collection targets, and the collection target forced through Bulk 2.0.
+    static let variants: [(type: String, strategy: String)] = [("rest", "auto"), ("batch", "auto"), ("collection", "auto"), ("collection", "bulk")]
+
+    @Test(arguments: 0..<4) func everyLocalChangeReachesTheOrg(variant: Int) async throws {
+        let (type, strategy) = Self.variants[variant]
+        let bench = try await SyncUpHarness()
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: """
+            [ { "syncName": "up", "syncType": "syncUp", "soupName": "Accounts",
+                "target": { "type": "\(type)", "createFieldlist": ["Name", "Industry", "External_Id__c"], "updateFieldlist": ["Name"] },
+                "options": { "mergeMode": "OVERWRITE" } } ]
+            """, stages: """
+            [ { "id": "up", "type": "syncUp", "sync": "up", "strategy": "\(strategy)" } ]
+            """)
+        let updated = try await bench.serverRecord("Account", ["Name": "Before", "Industry": "Energy"])
+        let deleted = try await bench.serverRecord("Account", ["Name": "Doomed"])
+        let untouched = try await bench.serverRecord("Account", ["Name": "Untouched"])
+        typealias H = SyncUpHarness
+        try await bench.put([
+            H.local("Account", "local_1", ["Name": "Created", "Industry": "Banking", "Description": "not in the create list"]),
+            H.flagged(updated, SyncField.locallyUpdated, ["Name": "After", "Industry": "Technology"]),
+            H.flagged(deleted, SyncField.locallyDeleted),
+            H.flagged(H.local("Account", "local_2", ["Name": "Never sent"]), SyncField.locallyDeleted),
+            H.local("Account", "local_3", ["Name": .string(String(repeating: "x", count: 300))]),
+            { var entry = H.local("Account", "local_4", ["Name": "No type"]); entry["attributes"] = nil; return entry }(),
+            untouched,
+        ], into: "Accounts", pipeline)
+
+        let outcome = try await bench.run(pipeline)
+        #expect(outcome.exitCode == 3, "failed records make the run partial")
+        let counts = outcome.report.stages[0].counts
+        #expect(counts["created"] == 1)
+        #expect(counts["updated"] == 1)
+        #expect(counts["deleted"] == 2, "the server delete and the local-only one")
+        #expect(counts["failed"] == 2)
+        #expect(outcome.report.stages[0].byObject["Account"]?["created"] == 1)
+
+        let entries = try await bench.entries("Accounts", pipeline)
+        #expect(entries.count == 5, "the deleted and the created-then-deleted entries are gone")
+        let created = try #require(entries.first { $0["Name"] == "Created" })
+        let createdId = try #require(created["Id"]?.stringValue)
+        #expect(!SyncField.isLocalId(createdId) && !created.isDirty && created[SyncField.lastError] == .null)
+        let server = try await bench.query("SELECT Name, Industry, Description FROM Account WHERE Id = '\(createdId)'")
+        #expect(server.first?["Industry"] == "Banking")
+        #expect(server.first?["Description"] == .null, "Description is not in the create list")
+        let afterServer = try await bench.query("SELECT Name, Industry FROM Account WHERE Id = '\(updated["Id"]!.stringValue!)'")
+        #expect(afterServer.first?["Name"] == "After")
+        #expect(afterServer.first?["Industry"] == "Energy", "Industry is not in the update list")
+        #expect(try await bench.query("SELECT Id FROM Account WHERE Id = '\(deleted["Id"]!.stringValue!)'").isEmpty)
+        #expect(try await bench.query("SELECT Id FROM Account WHERE Name = 'Never sent'").isEmpty)
+
+        let tooLong = try #require(entries.first { $0["Id"] == "local_3" })
+        #expect(tooLong.isDirty && tooLong[SyncField.locallyCreated] == true)
+        #expect(tooLong.lastErrorCode == "STRING_TOO_LONG")
+        let noType = try #require(entries.first { $0["Id"] == "local_4" })
+        #expect(noType.isDirty && noType.lastErrorCode == "INVALID_TYPE")
+        #expect(entries.first { $0["Name"] == "Untouched" }?[SyncField.lastError] == .null)
+
+        let report = (outcome.report.reportDir as NSString)
+        let success = try String(contentsOfFile: report.appendingPathComponent("Account-success.csv"), encoding: .utf8)
+        #expect(success.hasPrefix("stage,operation,_soupEntryId,localId,Id,errorCode,errorMessage,"))
+        #expect(success.contains("up,create,1,local_1,\(createdId),,,Created,Banking"))
+        let errors = try String(contentsOfFile: report.appendingPathComponent("Account-error.csv"), encoding: .utf8)
+        #expect(errors.contains("STRING_TOO_LONG"))
+
+        let sync = try await SoupStore.openForReading(path: pipeline.store).sync(named: "up")
+        #expect(sync.status == .done && sync.progress == 100 && sync.totalSize == 6)
+
+        // A second run sends only what is still dirty, and changes nothing that was confirmed.
+        let again = try await bench.run(pipeline)
+        #expect(again.report.stages[0].counts["created"] == 0 && again.report.stages[0].counts["failed"] == 2)
+    }
+
+    @Test func externalIdTurnsACreateIntoAnUpsert() async throws {
+        let bench = try await SyncUpHarness()
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: """
+            [ { "syncName": "up", "syncType": "syncUp", "soupName": "Accounts",
+                "target": { "externalIdFieldName": "External_Id__c" }, "options": { "fieldlist": ["Name", "External_Id__c"] } } ]
+            """, stages: #"[ { "id": "up", "type": "syncUp", "sync": "up" } ]"#)
+        try await bench.put([
+            SyncUpHarness.local("Account", "local_1", ["Name": "Acme renamed", "External_Id__c": "ACME-1"]),
+            SyncUpHarness.local("Account", "local_2", ["Name": "Brand new", "External_Id__c": "NEW-1"]),
+            SyncUpHarness.local("Account", "local_3", ["Name": "Local key", "External_Id__c": "local_abc"]),
+        ], into: "Accounts", pipeline)
+        let outcome = try await bench.run(pipeline)
+        #expect(outcome.exitCode == 0)
+        #expect(outcome.report.stages[0].counts["created"] == 3)
+        let acme = try await bench.query("SELECT Id, Name FROM Account WHERE External_Id__c = 'ACME-1'")
+        #expect(acme.count == 1 && acme[0]["Name"] == "Acme renamed", "upserted onto the existing record")
+        #expect(try await bench.query("SELECT Id FROM Account WHERE External_Id__c = 'NEW-1'").count == 1)
+        #expect(try await bench.query("SELECT Id FROM Account WHERE Name = 'Local key'").count == 1, "a local_ value is not an external id: created")
+        let entries = try await bench.entries("Accounts", pipeline)
+        #expect(entries.first { $0["External_Id__c"] == "ACME-1" }?["Id"]?.stringValue == acme[0]["Id"]?.stringValue)
+        #expect(entries.allSatisfy { !$0.isDirty })
+    }
+
+    @Test func dryRunPlansWithoutWriting() async throws {
+        let bench = try await SyncUpHarness()
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: """
+            [ { "syncName": "up", "syncType": "syncUp", "soupName": "Accounts", "target": {}, "options": { "fieldlist": ["Name", "Industry", "NumberOfEmployees"] } } ]
+            """, stages: #"[ { "id": "up", "type": "syncUp", "sync": "up" } ]"#)
+        let existing = try await bench.serverRecord("Account", ["Name": "Existing"])
+        try await bench.put([
+            SyncUpHarness.local("Account", "local_1", ["Name": "Fine"]),
+            SyncUpHarness.local("Account", "local_2", ["Industry": "Banking"]),
+            SyncUpHarness.local("Account", "local_3", ["Name": .string(String(repeating: "y", count: 256))]),
+            SyncUpHarness.flagged(existing, SyncField.locallyUpdated, ["Name": "Renamed"]),
+        ], into: "Accounts", pipeline)
+        let before = try Data(contentsOf: URL(fileURLWithPath: pipeline.store))
+        let writesBefore = try await bench.query("SELECT COUNT() FROM Account").count
+        let outcome = try await bench.run(pipeline, dryRun: true)
+        #expect(outcome.exitCode == 3)
+        #expect(outcome.report.stages[0].counts["created"] == 1)
+        #expect(outcome.report.stages[0].counts["updated"] == 1)
+        #expect(outcome.report.stages[0].counts["rejected"] == 2)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: pipeline.store)) == before, "the real store is untouched")
+        #expect(try await bench.query("SELECT Id FROM Account WHERE Name = 'Fine'").isEmpty, "nothing was written")
+        #expect(try await bench.query("SELECT COUNT() FROM Account").count == writesBefore)
+        let plan = try String(contentsOfFile: (outcome.report.reportDir as NSString).appendingPathComponent("Account-plan.csv"), encoding: .utf8)
+        let lines = plan.split(separator: "\r\n").map(String.init)
+        #expect(lines[0] == "stage,action,_soupEntryId,localId,Id,errorCode,errorMessage,Name,Industry")
+        #expect(lines.contains { $0.hasPrefix("up,create,1,local_1,,,,Fine") })
+        #expect(lines.contains { $0.hasPrefix("up,reject,2,local_2,,REQUIRED_FIELD_MISSING,") })
+        #expect(lines.contains { $0.hasPrefix("up,reject,3,local_3,,STRING_TOO_LONG,") })
+        #expect(lines.contains { $0.hasPrefix("up,update,4,,\(existing["Id"]!.stringValue!),,,Renamed") })
+    }
+
+    @Test func lostAnswersAreReconciledNotDuplicated() async throws {
+        let bench = try await SyncUpHarness()
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: """
+            [ { "syncName": "up", "syncType": "syncUp", "soupName": "Accounts", "target": { "type": "rest" }, "options": { "fieldlist": ["Name"] } } ]
+            """, stages: #"[ { "id": "up", "type": "syncUp", "sync": "up" } ]"#)
+        try await bench.put((1...3).map { SyncUpHarness.local("Account", "local_\($0)", ["Name": .string("Lost \($0)")]) }, into: "Accounts", pipeline)
+        try await bench.setFaults(["dropAfterCommitRate": 1.0])
+        let first = try await bench.run(pipeline)
+        #expect(first.exitCode == 3)
+        #expect(first.report.stages[0].counts["uncertain"] == 3)
+        #expect(try await bench.entries("Accounts", pipeline).allSatisfy { $0.isDirty && $0.lastErrorCode == "UNCERTAIN" })
+        try await bench.setFaults([:])
+        let second = try await bench.run(pipeline)
+        #expect(second.exitCode == 0)
+        for number in 1...3 {
+            #expect(try await bench.query("SELECT Id FROM Account WHERE Name = 'Lost \(number)'").count == 1, "created once, found, not sent again")
+        }
+        let entries = try await bench.entries("Accounts", pipeline)
+        #expect(entries.allSatisfy { !$0.isDirty && !SyncField.isLocalId($0["Id"]?.stringValue ?? "local_") })
+        #expect(second.report.stages[0].counts["created"] == 0, "nothing was sent again")
+    }
+
+    @Test func leaveIfChangedLeavesServerChangesAlone() async throws {
+        let bench = try await SyncUpHarness()
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: """
+            [ { "syncName": "up", "syncType": "syncUp", "soupName": "Accounts", "target": { "type": "batch" },
+                "options": { "mergeMode": "LEAVE_IF_CHANGED", "fieldlist": ["Name"] } } ]
+            """, stages: #"[ { "id": "up", "type": "syncUp", "sync": "up" } ]"#)
+        let changed = try await bench.serverRecord("Account", ["Name": "Changed remotely"])
+        let gone = try await bench.serverRecord("Account", ["Name": "Deleted remotely"])
+        let quiet = try await bench.serverRecord("Account", ["Name": "Quiet"])
+        try await bench.advanceClock()
+        try await bench.client.update("Account", id: changed["Id"]!.stringValue!, ["Name": "Server edit"])
+        try await bench.client.delete("Account", id: gone["Id"]!.stringValue!)
+        try await bench.put([
+            SyncUpHarness.flagged(changed, SyncField.locallyUpdated, ["Name": "Local edit"]),
+            SyncUpHarness.flagged(gone, SyncField.locallyUpdated, ["Name": "Local edit 2"]),
+            SyncUpHarness.flagged(quiet, SyncField.locallyUpdated, ["Name": "Local edit 3"]),
+        ], into: "Accounts", pipeline)
+        let outcome = try await bench.run(pipeline)
+        #expect(outcome.report.stages[0].counts["conflicts"] == 2)
+        #expect(outcome.report.stages[0].counts["updated"] == 1)
+        #expect(try await bench.query("SELECT Name FROM Account WHERE Id = '\(changed["Id"]!.stringValue!)'").first?["Name"] == "Server edit")
+        let entries = try await bench.entries("Accounts", pipeline)
+        #expect(entries.filter(\.isDirty).count == 2)
+        #expect(entries.filter { $0.lastErrorCode == "CONFLICT" }.count == 2)
+        // The record we updated carries the org's new date: a second sync up is no conflict.
+        let quietEntry = try #require(entries.first { $0["Name"] == "Local edit 3" })
+        let serverQuiet = try await bench.query("SELECT LastModifiedDate FROM Account WHERE Id = '\(quiet["Id"]!.stringValue!)'")
+        #expect(quietEntry["LastModifiedDate"] == serverQuiet.first?["LastModifiedDate"])
+    }
+}
