@@ -89,7 +89,9 @@ struct SyncUpEngine {
         let applier = SyncUpResultApplier(mergeMode: settings.mergeMode)
         let planner = SyncUpPlanner()
         var pending = Set(trees.indices).subtracting(conflicts.keys)
-        for pass in 0..<2 {
+        // A record deleted on the server is re-created in a later pass; a re-created parent can
+        // reveal a child deleted on the server too, hence up to two extra passes, and no more.
+        for pass in 0..<3 {
             var operations: [[SyncUpOperation]] = []
             var outcomes: [RecordKey: SyncUpOutcome] = [:]
             for index in pending.sorted() {
@@ -127,8 +129,8 @@ struct SyncUpEngine {
                 try await commit(trees, final: final, kinds: kinds, sent: sent, removed: removed, journal: results.journalIds, originalIds: originalIds, result: &result)
                 throw error
             }
-            let passResult = applier.apply(results.outcomes, kinds: kinds, to: &trees, removed: &removed, final: &final, allowRerun: pass == 0)
-            guard pass == 0, !passResult.rerun.isEmpty else { break }
+            let passResult = applier.apply(results.outcomes, kinds: kinds, to: &trees, removed: &removed, final: &final, allowRerun: pass < 2)
+            guard pass < 2, !passResult.rerun.isEmpty else { break }
             try await recreateMissingParents(&trees, among: passResult.parentsToCheck, applier: applier)
             pending = passResult.rerun
         }
@@ -139,7 +141,9 @@ struct SyncUpEngine {
     /// OVERWRITE met a child deleted on the server: when its saved parent is gone too, the parent
     /// is re-created with it (one query for the page).
     private func recreateMissingParents(_ trees: inout [SyncUpTree], among indices: Set<Int>, applier: SyncUpResultApplier) async throws {
-        let candidates = indices.filter { trees[$0].parent.hasServerId && trees[$0].parent.objectType != nil }
+        let candidates = indices.filter {
+            !trees[$0].parentRemoved && !trees[$0].parent.isLocallyDeleted && trees[$0].parent.hasServerId && trees[$0].parent.objectType != nil
+        }
         for (type, group) in Dictionary(grouping: candidates, by: { trees[$0].parent.objectType ?? "" }) {
             var existing = Set<String>()
             for chunk in group.chunked(into: 200) {

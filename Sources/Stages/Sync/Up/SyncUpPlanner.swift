@@ -50,7 +50,7 @@ struct SyncUpPlanner {
                 if parentIsNew {
                     write.parentLink = (parentIdField, parentKey)
                     write.fields[parentIdField] = nil
-                } else if let parentId = tree.parent.id {
+                } else if !tree.parentRemoved, let parentId = tree.parent.id {
                     write.fields[parentIdField] = .string(parentId)
                     child.entry[parentIdField] = .string(parentId)
                 }

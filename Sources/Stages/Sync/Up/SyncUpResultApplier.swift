@@ -53,10 +53,13 @@ struct SyncUpResultApplier {
             }
             removed.insert(key)
             final[key] = outcome.error == nil ? outcome : .succeeded(id: tree.parent.id)
+            tree.parent.entry.markClean()
+            tree.parentRemoved = true
             for position in tree.children.indices {
                 let childKey = RecordKey(tree: index, child: position)
                 if tree.relationship == .masterDetail {
                     removed.insert(childKey)
+                    tree.children[position].entry.markClean()
                 } else if let field = tree.parentIdField {
                     tree.children[position].entry[field] = .null
                 }
@@ -91,6 +94,7 @@ struct SyncUpResultApplier {
             }
             removed.insert(key)
             final[key] = outcome.error == nil ? outcome : .succeeded(id: tree.children[position].id)
+            tree.children[position].entry.markClean()
             return
         }
         switch outcome {
@@ -98,7 +102,11 @@ struct SyncUpResultApplier {
             if let id { tree.children[position].id = id }
             tree.children[position].entry.markClean()
         case .failed(let error) where tree.parentIdField.map(error.referenceMissing) == true:
-            if mergeMode == .overwrite && allowRerun {
+            if tree.parentRemoved, let field = tree.parentIdField, allowRerun {
+                // The parent's delete went first: the child is sent again without the link.
+                tree.children[position].entry[field] = .null
+                result.rerun.insert(index)
+            } else if mergeMode == .overwrite && allowRerun {
                 recreateParent(&tree)
                 result.rerun.insert(index)
             } else {

@@ -10,6 +10,8 @@ public struct SyncUpTree: Sendable {
     public var parentIdField: String?
     /// The child relationship name (`Contacts`), used to read the children's server timestamps.
     public var childRelationshipName: String?
+    /// Set once the parent's delete is confirmed in this run: its children keep no link to it.
+    public var parentRemoved = false
 
     public init(parent: SyncUpRecord, children: [SyncUpRecord] = [], relationship: RelationshipType? = nil, parentIdField: String? = nil,
                 childRelationshipName: String? = nil) {

@@ -1,0 +1,169 @@
+import Connectors
+import Foundation
+import JSON
+import Soups
+import Stages
+import Testing
+
+/// Parent-children sync up: every combination of local {none, update, delete} × remote {none,
+/// update, delete} for a parent and its child — 81 trees synced in one run — for both merge modes
+/// and both relationship types, checked record by record in the soups and in the org against the
+/// rules of SPEC §4.
+@Suite struct ParentChildrenSyncUpTests {
+    enum Change: CaseIterable { case none, update, delete }
+
+    struct Scenario {
+        var localParent: Change, remoteParent: Change, localChild: Change, remoteChild: Change
+    }
+
+    static let scenarios: [Scenario] = Change.allCases.flatMap { lp in Change.allCases.flatMap { rp in
+        Change.allCases.flatMap { lc in Change.allCases.map { rc in Scenario(localParent: lp, remoteParent: rp, localChild: lc, remoteChild: rc) } }
+    } }
+
+    /// Master-detail: Order__c → Order_Line__c; lookup: Account → Order__c.
+    struct Shape {
+        var masterDetail: Bool
+        var parentType: String { masterDetail ? "Order__c" : "Account" }
+        var parentSoup: String { masterDetail ? "Orders" : "Accounts" }
+        var childType: String { masterDetail ? "Order_Line__c" : "Order__c" }
+        var childSoup: String { masterDetail ? "Lines" : "Orders" }
+        var childField: String { masterDetail ? "Product__c" : "Name" }
+        var parentField: String { masterDetail ? "Order__c" : "Account__c" }
+        var relationship: String { masterDetail ? "Lines__r" : "Orders__r" }
+    }
+
+    @Test(arguments: [(true, "OVERWRITE"), (true, "LEAVE_IF_CHANGED"), (false, "OVERWRITE"), (false, "LEAVE_IF_CHANGED")])
+    func matrix(masterDetail: Bool, mergeMode: String) async throws {
+        let shape = Shape(masterDetail: masterDetail)
+        let overwrite = mergeMode == "OVERWRITE"
+        let bench = try await SyncUpHarness()
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: """
+            [ { "syncName": "trees", "syncType": "syncUp", "soupName": "\(shape.parentSoup)",
+                "target": { "type": "parent_children", "relationshipType": "\(masterDetail ? "MASTER_DETAIL" : "LOOKUP")",
+                  "parent": { "sobjectType": "\(shape.parentType)", "soupName": "\(shape.parentSoup)" },
+                  "children": { "sobjectType": "\(shape.childType)", "sobjectTypePlural": "\(shape.relationship)", "soupName": "\(shape.childSoup)",
+                                "parentIdFieldName": "\(shape.parentField)" },
+                  "createFieldlist": ["Name"], "updateFieldlist": ["Name"],
+                  "childrenCreateFieldlist": ["\(shape.childField)", "\(shape.parentField)"], "childrenUpdateFieldlist": ["\(shape.childField)", "\(shape.parentField)"] },
+                "options": { "mergeMode": "\(mergeMode)" } } ]
+            """, stages: #"[ { "id": "up", "type": "syncUp", "sync": "trees" } ]"#)
+
+        // Server records, as a sync down would have left them locally.
+        var parents: [JSONObject] = []
+        var children: [JSONObject] = []
+        for (index, _) in Self.scenarios.enumerated() {
+            let parent = try await bench.serverRecord(shape.parentType, ["Name": .string("P\(index)")])
+            parents.append(parent)
+            var childFields: JSONObject = [shape.childField: .string("C\(index)"), shape.parentField: parent["Id"]!]
+            if masterDetail { childFields["Line_Key__c"] = .string("K\(index)") }
+            children.append(try await bench.serverRecord(shape.childType, childFields))
+        }
+        try await bench.advanceClock()
+        for (index, scenario) in Self.scenarios.enumerated() {
+            let childId = children[index]["Id"]!.stringValue!, parentId = parents[index]["Id"]!.stringValue!
+            switch scenario.remoteChild {
+            case .update: try await bench.client.update(shape.childType, id: childId, [shape.childField: .string("C\(index) server")])
+            case .delete: try await bench.client.delete(shape.childType, id: childId)
+            case .none: break
+            }
+            switch scenario.remoteParent {
+            case .update: try await bench.client.update(shape.parentType, id: parentId, ["Name": .string("P\(index) server")])
+            case .delete: try await bench.client.delete(shape.parentType, id: parentId)
+            case .none: break
+            }
+        }
+        func local(_ entry: JSONObject, _ change: Change, _ field: String, _ value: String) -> JSONObject {
+            switch change {
+            case .none: return entry
+            case .update: return SyncUpHarness.flagged(entry, SyncField.locallyUpdated, [field: .string(value)])
+            case .delete: return SyncUpHarness.flagged(entry, SyncField.locallyDeleted)
+            }
+        }
+        try await bench.put(zip(parents, Self.scenarios).enumerated().map { index, pair in
+            local(pair.0, pair.1.localParent, "Name", "P\(index) local")
+        }, into: shape.parentSoup, pipeline)
+        try await bench.put(zip(children, Self.scenarios).enumerated().map { index, pair in
+            local(pair.0, pair.1.localChild, shape.childField, "C\(index) local")
+        }, into: shape.childSoup, pipeline)
+
+        let outcome = try await bench.run(pipeline)
+        #expect(outcome.report.stages[0].status != .failed, "\(outcome.report.stages[0].error ?? "")")
+
+        let localParents = Dictionary(try await bench.entries(shape.parentSoup, pipeline).map { ($0["Name"]?.stringValue?.split(separator: " ").first.map(String.init) ?? "", $0) },
+                                      uniquingKeysWith: { $1 })
+        let localChildren = try await bench.entries(shape.childSoup, pipeline)
+        let serverParents = Dictionary(try await bench.query("SELECT Id, Name FROM \(shape.parentType)").map { ($0["Id"]!.stringValue!, $0) }, uniquingKeysWith: { $1 })
+        let serverChildren = Dictionary(try await bench.query("SELECT Id, \(shape.childField), \(shape.parentField) FROM \(shape.childType)").map { ($0["Id"]!.stringValue!, $0) },
+                                        uniquingKeysWith: { $1 })
+        var conflicts = 0
+        for (index, s) in Self.scenarios.enumerated() {
+            let label = "tree \(index) \(s) \(mergeMode) \(masterDetail ? "master-detail" : "lookup")"
+            let oldParentId = parents[index]["Id"]!.stringValue!, oldChildId = children[index]["Id"]!.stringValue!
+            let parent = localParents["P\(index)"]
+            let child = localChildren.first { $0[shape.childField]?.stringValue?.hasPrefix("C\(index)") == true && ($0[shape.childField]?.stringValue == "C\(index)" || $0[shape.childField]?.stringValue == "C\(index) local") }
+            let dirty = s.localParent != .none || s.localChild != .none
+            let remoteParentGone = s.remoteParent == .delete
+            // A master-detail child goes with its parent; a lookup child leaves it (its parent field
+            // cleared), so either way it is no longer among the parent's children in the org.
+            let remoteChildGone = s.remoteChild == .delete || s.remoteParent == .delete
+            let remoteChildChanged = !remoteChildGone && s.remoteChild == .update
+            let parentGone = s.localParent == .delete && masterDetail
+            let conflict = !overwrite && dirty && ((remoteParentGone && s.localParent != .delete) || s.remoteParent == .update
+                || (remoteChildGone && !(s.localChild == .delete || parentGone)) || remoteChildChanged)
+            if conflict {
+                conflicts += (s.localParent != .none ? 1 : 0) + (s.localChild != .none && !parentGone ? 1 : 0) + (parentGone && s.localChild != .none ? 1 : 0)
+                #expect(parent?.isDirty == (s.localParent != .none), "\(label): parent left as it was")
+                #expect(child?.isDirty == (s.localChild != .none), "\(label): child left as it was")
+                if s.localParent != .none { #expect(parent?.lastErrorCode == "CONFLICT", "\(label)") }
+                #expect(parent?["Id"]?.stringValue == oldParentId && child?["Id"]?.stringValue == oldChildId, "\(label)")
+                if !remoteParentGone {
+                    #expect(serverParents[oldParentId]?["Name"]?.stringValue == (s.remoteParent == .update ? "P\(index) server" : "P\(index)"), "\(label): server parent untouched")
+                }
+                continue
+            }
+            // Parent.
+            let parentRecreated = overwrite && remoteParentGone && s.localParent != .delete
+                && (s.localParent == .update || s.localChild == .update)
+            switch s.localParent {
+            case .delete:
+                #expect(parent == nil, "\(label): parent removed locally")
+                #expect(serverParents[oldParentId] == nil, "\(label): parent deleted in the org")
+            case .update, .none:
+                let parentEntry = try #require(parent, "\(label): parent kept")
+                #expect(!parentEntry.isDirty && parentEntry[SyncField.lastError] == .null, "\(label): parent clean")
+                let id = parentEntry["Id"]?.stringValue ?? ""
+                #expect((id != oldParentId) == parentRecreated, "\(label): parent re-created only when deleted on the server and needed")
+                if s.localParent == .update {
+                    #expect(serverParents[id]?["Name"]?.stringValue == "P\(index) local", "\(label): local parent values in the org")
+                } else if !remoteParentGone || parentRecreated {
+                    #expect(serverParents[id] != nil, "\(label): parent exists in the org")
+                }
+            }
+            // Child.
+            if parentGone || s.localChild == .delete {
+                #expect(child == nil, "\(label): child removed locally")
+                #expect(serverChildren[oldChildId] == nil, "\(label): child gone from the org")
+                continue
+            }
+            let childEntry = try #require(child, "\(label): child kept")
+            #expect(!childEntry.isDirty && childEntry[SyncField.lastError] == .null, "\(label): child clean, \(childEntry[SyncField.lastError] ?? .null)")
+            let childId = childEntry["Id"]?.stringValue ?? ""
+            let childSent = s.localChild == .update || parentRecreated
+            let childRecreated = overwrite && childSent && (s.remoteChild == .delete || (masterDetail && remoteParentGone))
+            #expect((childId != oldChildId) == childRecreated, "\(label): child re-created only when deleted on the server and sent")
+            let parentField = childEntry[shape.parentField]?.stringValue
+            if s.localParent == .delete {
+                #expect(parentField == nil, "\(label): a lookup child of a deleted parent loses its parent locally")
+            } else if childSent {
+                #expect(parentField == parent?["Id"]?.stringValue, "\(label): child points at its parent's current id")
+                #expect(serverChildren[childId]?[shape.parentField]?.stringValue == parentField, "\(label): and so does the org")
+            }
+            if s.localChild == .update {
+                #expect(serverChildren[childId]?[shape.childField]?.stringValue == "C\(index) local", "\(label): local child values in the org")
+            }
+        }
+        if !overwrite { #expect(outcome.report.stages[0].counts["conflicts"] == conflicts) }
+        #expect(outcome.report.stages[0].counts["failed"] == 0)
+    }
+}
