@@ -80,6 +80,8 @@ let package = Package(
             name: "ClientBenchmark", dependencies: ["Connectors", "OrgEmulator", "JSON"], path: "Benchmarks/ClientBenchmark"),
         .executableTarget(
             name: "StagingBenchmark", dependencies: ["Stages", "Soups", "JSON"], path: "Benchmarks/StagingBenchmark"),
+        .executableTarget(
+            name: "SyncUpBenchmark", dependencies: ["Stages", "Soups", "Connectors", "OrgEmulator", "JSON"], path: "Benchmarks/SyncUpBenchmark"),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "SOQLTests", dependencies: ["SOQL", "JSON"]),
         .testTarget(
