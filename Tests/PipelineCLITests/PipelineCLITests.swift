@@ -75,7 +75,7 @@ import Testing
         #expect(result.exitCode == 2)
         let lines = result.stderr.split(separator: "\n").map(String.init)
         #expect(lines.contains("error: \(file): stagez: unknown key; expected one of description, name, org, soups, stages, store, syncs"))
-        #expect(lines.contains("error: \(file): stages[0].type: unknown stage type \"extract.nothing\"; known types: extract.csv, extract.soql, extract.xml, markDirty, report, stage"))
+        #expect(lines.contains("error: \(file): stages[0].type: unknown stage type \"extract.nothing\"; known types: extract.csv, extract.soql, extract.xml, markDirty, report, stage, syncUp"))
         #expect(lines.contains("error: \(file): stages[1].id: duplicate stage id \"a\" (also stages[0])"))
         #expect(lines.contains("error: \(file): stages[2].after[0]: no stage with id \"ghost\"; known ids: a, c"))
         #expect(lines.contains("error: \(file): stages[2].dir: variable ${UNSET_VARIABLE_X} is not set (use --var UNSET_VARIABLE_X=…, --var-file, or the environment)"))
@@ -86,7 +86,7 @@ import Testing
     @Test func validateAcceptsTheShippedPipelines() throws {
         let result = try Self.pipeline(["validate", Self.packageRoot + "/pipelines/demo.json"])
         #expect(result.exitCode == 0)
-        #expect(result.stdout.contains("valid — 9 stages, 2 soups, 2 syncs"))
+        #expect(result.stdout.contains("valid — 10 stages, 2 soups, 2 syncs"))
     }
 
     @Test func graphPrintsMermaid() throws {
@@ -247,7 +247,15 @@ import Testing
         #expect(counts("mark-accounts")?["created"] == 3)
         #expect((report["api"]?["requests"]?.integerValue ?? 0) >= 2)
         #expect(FileManager.default.fileExists(atPath: directory + "/demo.sqlite.org.sqlite"))
-        let soups = try PipelineCLITests.pipeline(["soups", directory + "/demo.sqlite", "AccountSoup", "--dirty"])
-        #expect(soups.stdout.split(separator: "\n").count == 3)
+        #expect(counts("up")?["created"] == 6, "3 new accounts and their 3 contacts")
+        #expect(counts("up")?["failed"] == 0)
+        let dirty = try PipelineCLITests.pipeline(["soups", directory + "/demo.sqlite", "AccountSoup", "--dirty"])
+        #expect(dirty.stdout.isEmpty, "everything marked dirty was synced up")
+        let contacts = try PipelineCLITests.pipeline(["soups", directory + "/demo.sqlite", "ContactSoup", "--json"])
+        let entries = contacts.stdout.split(separator: "\n").compactMap { try? JSONParser.parse(String($0)) }
+        #expect(entries.count == 6)
+        #expect(entries.allSatisfy { !($0["Id"]?.stringValue ?? "local_").hasPrefix("local_") && !($0["AccountId"]?.stringValue ?? "local_").hasPrefix("local_") },
+                "every contact has its server id and its account's")
+        #expect(FileManager.default.fileExists(atPath: reportDir + "/Contact-success.csv"))
     }
 }
