@@ -100,6 +100,6 @@ let package = Package(
             ]),
         .testTarget(name: "SoupsTests", dependencies: ["Soups", "JSON"]),
         .testTarget(name: "StagesTests", dependencies: ["Stages", "Soups", "JSON", "Connectors", "OrgEmulator"]),
-        .testTarget(name: "PipelineCLITests", dependencies: ["PipelineCLI", "Stages", "Soups", "JSON"]),
+        .testTarget(name: "PipelineCLITests", dependencies: ["PipelineCLI", "Stages", "Soups", "JSON", "Connectors", "OrgEmulator"]),
     ]
 )

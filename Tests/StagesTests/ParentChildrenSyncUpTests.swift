@@ -167,3 +167,85 @@ import Testing
         #expect(outcome.report.stages[0].counts["failed"] == 0)
     }
 }
+
+/// The same trees through every transport: links by reference or by returned id, a tree of more
+/// than 25 writes split correctly, Graph's all-or-nothing trees, the API budget guard.
+@Suite struct SyncUpStrategyTests {
+    func pipeline(_ bench: SyncUpHarness, strategy: String, extra: String = "") throws -> PipelineDefinition {
+        try bench.pipeline(syncs: """
+            [ { "syncName": "trees", "syncType": "syncUp", "soupName": "Accounts",
+                "target": { "type": "parent_children", "relationshipType": "MASTER_DETAIL",
+                  "parent": { "sobjectType": "Account", "soupName": "Accounts" },
+                  "children": { "sobjectType": "Contact", "sobjectTypePlural": "Contacts", "soupName": "Contacts", "parentIdFieldName": "AccountId" },
+                  "createFieldlist": ["Name"], "updateFieldlist": ["Name"], "childrenCreateFieldlist": ["LastName", "AccountId"],
+                  "childrenUpdateFieldlist": ["LastName", "AccountId"] } } ]
+            """, stages: #"[ { "id": "up", "type": "syncUp", "sync": "trees", "strategy": "\#(strategy)"\#(extra) } ]"#)
+    }
+
+    @Test(arguments: ["auto", "collections", "composite", "graph", "perTree"])
+    func everyTransportLinksChildrenToNewParents(strategy: String) async throws {
+        let bench = try await SyncUpHarness()
+        defer { Task { await bench.close() } }
+        let pipeline = try pipeline(bench, strategy: strategy)
+        let existing = try await bench.serverRecord("Account", ["Name": "Existing"])
+        typealias H = SyncUpHarness
+        try await bench.put([
+            H.local("Account", "local_big", ["Name": "Big"]), H.local("Account", "local_small", ["Name": "Small"]),
+            H.flagged(existing, SyncField.locallyUpdated, ["Name": "Existing renamed"]),
+        ], into: "Accounts", pipeline)
+        try await bench.put((0..<30).map { H.local("Contact", "local_b\($0)", ["LastName": .string("Big \($0)"), "AccountId": "local_big"]) }
+            + [H.local("Contact", "local_s0", ["LastName": "Small 0", "AccountId": "local_small"]),
+               H.local("Contact", "local_e0", ["LastName": "Existing 0", "AccountId": existing["Id"]!])], into: "Contacts", pipeline)
+        let outcome = try await bench.run(pipeline)
+        #expect(outcome.exitCode == 0, "\(outcome.report.stages[0].error ?? "") \(outcome.report.stages[0].counts)")
+        #expect(outcome.report.stages[0].byObject["Account"] == ["created": 2, "updated": 1])
+        #expect(outcome.report.stages[0].byObject["Contact"]?["created"] == 32)
+        let accounts = try await bench.entries("Accounts", pipeline)
+        let contacts = try await bench.entries("Contacts", pipeline)
+        #expect(accounts.allSatisfy { !$0.isDirty } && contacts.allSatisfy { !$0.isDirty })
+        for (name, count) in [("Big", 30), ("Small", 1), ("Existing renamed", 1)] {
+            let id = try #require(accounts.first { $0["Name"]?.stringValue == name }?["Id"]?.stringValue)
+            #expect(try await bench.query("SELECT Id FROM Contact WHERE AccountId = '\(id)'").count == count, "\(strategy): \(name)'s children in the org")
+            #expect(contacts.filter { $0["AccountId"]?.stringValue == id }.count == count, "\(strategy): \(name)'s children locally")
+        }
+        if strategy == "perTree" { #expect(outcome.report.api.byKind["composite"] == 4, "one request per tree; the big tree in two") }
+        if strategy == "graph" { #expect(outcome.report.api.byKind["graph"] == 1) }
+    }
+
+    @Test func aGraphTreeIsAllOrNothing() async throws {
+        let bench = try await SyncUpHarness()
+        defer { Task { await bench.close() } }
+        let pipeline = try pipeline(bench, strategy: "graph")
+        typealias H = SyncUpHarness
+        try await bench.put([H.local("Account", "local_bad", ["Name": "Bad tree"]), H.local("Account", "local_good", ["Name": "Good tree"])],
+                            into: "Accounts", pipeline)
+        try await bench.put([H.local("Contact", "local_c1", ["LastName": "Fine", "AccountId": "local_bad"]),
+                             H.local("Contact", "local_c2", ["LastName": .string(String(repeating: "z", count: 81)), "AccountId": "local_bad"]),
+                             H.local("Contact", "local_c3", ["LastName": "Fine too", "AccountId": "local_good"])], into: "Contacts", pipeline)
+        let outcome = try await bench.run(pipeline)
+        #expect(outcome.exitCode == 3)
+        #expect(try await bench.query("SELECT Id FROM Account WHERE Name = 'Bad tree'").isEmpty, "the failed tree was rolled back")
+        #expect(try await bench.query("SELECT Id FROM Account WHERE Name = 'Good tree'").count == 1)
+        let accounts = try await bench.entries("Accounts", pipeline)
+        let contacts = try await bench.entries("Contacts", pipeline)
+        let bad = try #require(accounts.first { $0["Name"] == "Bad tree" })
+        #expect(bad.isDirty && bad.lastErrorCode == "STRING_TOO_LONG", "every record of the tree carries the cause")
+        #expect(contacts.filter { $0["AccountId"] == "local_bad" }.allSatisfy { $0.isDirty && $0.lastErrorCode == "STRING_TOO_LONG" })
+        #expect(contacts.first { $0["LastName"] == "Fine too" }?.isDirty == false)
+    }
+
+    @Test func stopsBeforeTheDailyBudgetRunsOut() async throws {
+        let bench = try await SyncUpHarness()
+        defer { Task { await bench.close() } }
+        let pipeline = try pipeline(bench, strategy: "perTree", extra: #", "minApiRemainingPercent": 50"#)
+        try await bench.put((0..<10).map { SyncUpHarness.local("Account", "local_\($0)", ["Name": .string("A\($0)")]) }, into: "Accounts", pipeline)
+        try await bench.setFaults(["dailyRequestLimit": 10])
+        let outcome = try await bench.run(pipeline)
+        #expect(outcome.exitCode == 1)
+        #expect(outcome.report.stages[0].error?.contains("minApiRemainingPercent") == true)
+        let created = try await bench.entries("Accounts", pipeline).filter { !$0.isDirty }.count
+        #expect(created > 0 && created < 10, "what was confirmed before the stop is saved; the rest waits")
+        let sync = try await SoupStore.openForReading(path: pipeline.store).sync(named: "trees")
+        #expect(sync.status == .failed)
+    }
+}

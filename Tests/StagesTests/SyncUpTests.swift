@@ -80,12 +80,12 @@ import Testing
         #expect(again.report.stages[0].counts["created"] == 0 && again.report.stages[0].counts["failed"] == 2)
     }
 
-    @Test func externalIdTurnsACreateIntoAnUpsert() async throws {
+    @Test(arguments: ["rest", "batch", "collection"]) func externalIdTurnsACreateIntoAnUpsert(type: String) async throws {
         let bench = try await SyncUpHarness()
         defer { Task { await bench.close() } }
         let pipeline = try bench.pipeline(syncs: """
             [ { "syncName": "up", "syncType": "syncUp", "soupName": "Accounts",
-                "target": { "externalIdFieldName": "External_Id__c" }, "options": { "fieldlist": ["Name", "External_Id__c"] } } ]
+                "target": { "type": "\(type)", "externalIdFieldName": "External_Id__c" }, "options": { "fieldlist": ["Name", "External_Id__c"] } } ]
             """, stages: #"[ { "id": "up", "type": "syncUp", "sync": "up" } ]"#)
         try await bench.put([
             SyncUpHarness.local("Account", "local_1", ["Name": "Acme renamed", "External_Id__c": "ACME-1"]),

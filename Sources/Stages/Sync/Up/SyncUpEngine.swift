@@ -32,8 +32,18 @@ struct SyncUpEngine {
     let validator: SyncUpRecordValidator?
     let shouldStop: @Sendable () -> Bool
 
-    /// Trees loaded and sent together.
-    var pageSize: Int { target.hasChildren ? 1000 : 2000 }
+    /// Trees loaded, sent and saved together: large enough to fill the transport's requests
+    /// (1,000 trees = 5 + 25 full Collections requests), small enough that a run killed part-way
+    /// keeps most of what the org confirmed and leaves little to reconcile.
+    func pageSize(for transport: SyncUpTransport) -> Int {
+        switch transport {
+        case .rest: return max(10, settings.maxInFlight * 8)
+        case .perTree: return 20
+        case .composite: return 200
+        case .collections, .graph: return target.hasChildren ? 1000 : 2000
+        case .bulk: return 10_000
+        }
+    }
 
     func run() async throws -> StageResult {
         var result = StageResult()
@@ -54,7 +64,7 @@ struct SyncUpEngine {
         let transport = settings.strategy.transport(for: target, records: ids.count, bulkThreshold: settings.bulkThreshold)
         logger.info("sync up \(settings.syncName): \(ids.count) tree(s) or record(s) to send, through \(transport.rawValue)")
         var done = 0
-        for page in ids.chunked(into: pageSize) {
+        for page in ids.chunked(into: pageSize(for: transport)) {
             if shouldStop() {
                 try await tracker.finish(.stopped)
                 return result
