@@ -1,50 +1,97 @@
 /// A JSON object whose keys keep the order they were first written in.
+///
+/// Members live in one array, searched linearly while the object is small (most records have a
+/// few dozen fields at most, and comparing short keys beats hashing them); an index by key is
+/// added once an object grows past ``indexThreshold`` members.
 public struct JSONObject: Sendable, Hashable, Sequence {
-    /// The keys in document order.
-    public private(set) var keys: [String] = []
-    private var storage: [String: JSONValue] = [:]
+    fileprivate struct Member: Sendable {
+        var key: String
+        var value: JSONValue
+    }
+
+    private var members: [Member] = []
+    /// Position of each key, kept only for large objects.
+    private var positions: [String: Int]?
+
+    /// Objects with more members than this get an index by key.
+    static let indexThreshold = 24
 
     /// An empty object.
     public init() {}
 
+    /// The keys in document order.
+    public var keys: [String] { members.map(\.key) }
+
     /// The number of members.
-    public var count: Int { keys.count }
+    public var count: Int { members.count }
 
     /// `true` when the object has no members.
-    public var isEmpty: Bool { keys.isEmpty }
+    public var isEmpty: Bool { members.isEmpty }
+
+    private func position(of key: String) -> Int? {
+        if let positions { return positions[key] }
+        return members.firstIndex { $0.key == key }
+    }
 
     /// Reads or writes a member. Writing `nil` removes the key; writing an existing key keeps its place.
     public subscript(key: String) -> JSONValue? {
-        get { storage[key] }
+        get { position(of: key).map { members[$0].value } }
         set {
             if let newValue {
-                if storage.updateValue(newValue, forKey: key) == nil { keys.append(key) }
-            } else if storage.removeValue(forKey: key) != nil {
-                keys.removeAll { $0 == key }
+                if let position = position(of: key) {
+                    members[position].value = newValue
+                } else {
+                    members.append(Member(key: key, value: newValue))
+                    if positions != nil {
+                        positions![key] = members.count - 1
+                    } else if members.count > Self.indexThreshold {
+                        positions = Dictionary(uniqueKeysWithValues: members.enumerated().map { ($1.key, $0) })
+                    }
+                }
+            } else if let position = position(of: key) {
+                members.remove(at: position)
+                if positions != nil {
+                    positions = members.count > Self.indexThreshold
+                        ? Dictionary(uniqueKeysWithValues: members.enumerated().map { ($1.key, $0) }) : nil
+                }
             }
         }
     }
 
     /// `true` when the key is present (even with a `null` value).
-    public func contains(_ key: String) -> Bool { storage[key] != nil }
+    public func contains(_ key: String) -> Bool { position(of: key) != nil }
+
+    /// Reserves room for `capacity` members.
+    public mutating func reserveCapacity(_ capacity: Int) { members.reserveCapacity(capacity) }
 
     /// Iterates members in document order.
-    public func makeIterator() -> AnyIterator<(key: String, value: JSONValue)> {
-        var index = 0
-        return AnyIterator {
-            guard index < keys.count else { return nil }
-            defer { index += 1 }
-            let key = keys[index]
-            return (key, storage[key]!)
+    public struct Iterator: IteratorProtocol {
+        fileprivate var base: IndexingIterator<[Member]>
+
+        public mutating func next() -> (key: String, value: JSONValue)? {
+            base.next().map { ($0.key, $0.value) }
         }
     }
 
+    public func makeIterator() -> Iterator { Iterator(base: members.makeIterator()) }
+
+    /// Equal when both hold the same keys with equal values, whatever their order.
     public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
-        lhs.storage == rhs.storage
+        guard lhs.members.count == rhs.members.count else { return false }
+        return lhs.members.allSatisfy { rhs[$0.key] == $0.value }
     }
 
+    /// Order-independent, like ``==(_:_:)``.
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(storage)
+        var combined = 0
+        for member in members {
+            var memberHasher = Hasher()
+            memberHasher.combine(member.key)
+            memberHasher.combine(member.value)
+            combined ^= memberHasher.finalize()
+        }
+        hasher.combine(members.count)
+        hasher.combine(combined)
     }
 }
 

@@ -42,7 +42,21 @@ private struct Parser {
     var line = 1
     var lineStart = 0
     var duplicates: [JSONDuplicateKey] = []
-    var path: [String] = []
+    /// Where the parser is, rendered only when a repeated key is reported.
+    var path: [PathComponent] = []
+
+    enum PathComponent {
+        case key(String)
+        case index(Int)
+
+        var text: String {
+            switch self {
+            case .index(let index): return "[\(index)]"
+            case .key(let key):
+                return key.isEmpty || key.contains(where: { !$0.isLetter && !$0.isNumber && $0 != "_" }) ? "[\"\(key)\"]" : "." + key
+            }
+        }
+    }
 
     init(bytes: [UInt8]) {
         self.bytes = bytes
@@ -130,7 +144,7 @@ private struct Parser {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':' after member name") }
             index += 1
             skipWhitespace()
-            path.append(key.isEmpty || key.contains(where: { !$0.isLetter && !$0.isNumber && $0 != "_" }) ? "[\"\(key)\"]" : "." + key)
+            path.append(.key(key))
             let value = try parseValue(depth: depth)
             if object.contains(key) {
                 duplicates.append(JSONDuplicateKey(path: renderPath(), line: keyLine))
@@ -156,7 +170,7 @@ private struct Parser {
         }
         while true {
             skipWhitespace()
-            path.append("[\(array.count)]")
+            path.append(.index(array.count))
             array.append(try parseValue(depth: depth))
             path.removeLast()
             skipWhitespace()
@@ -168,7 +182,7 @@ private struct Parser {
     }
 
     func renderPath() -> String {
-        var text = path.joined()
+        var text = path.map(\.text).joined()
         if text.hasPrefix(".") { text.removeFirst() }
         return text
     }
