@@ -18,6 +18,7 @@ extension SoupStore {
                 if !columns.contains("_confirmed") {
                     try db.execute(sql: "ALTER TABLE \(existing.tableName) ADD COLUMN _confirmed TEXT")
                 }
+                try Self.createBookkeepingIndexes(for: existing.tableName, db)
                 let missing = spec.indexes.filter { index in !existing.spec.indexes.contains(index) }
                 if missing.isEmpty { return false }
                 try Self.addIndexes(missing, to: existing, db)
@@ -34,13 +35,27 @@ extension SoupStore {
                 if let column { columnDefinitions.append("\(column) \(Self.sqlType(index.type))") }
             }
             try db.execute(sql: "CREATE TABLE \(table.tableName) (\(columnDefinitions.joined(separator: ", ")))")
-            try db.execute(sql: "CREATE INDEX \(table.tableName)_local ON \(table.tableName) (_local, id)")
-            try db.execute(sql: "CREATE INDEX \(table.tableName)_syncId ON \(table.tableName) (_syncId)")
-            try db.execute(sql: "CREATE INDEX \(table.tableName)_lastModified ON \(table.tableName) (lastModified)")
+            try Self.createBookkeepingIndexes(for: table.tableName, db)
             try Self.createSQLIndexes(for: table, indexes: Array(spec.indexes.indices), db)
             if table.hasFullText { try Self.createFTS(for: table, db) }
             return true
         }
+    }
+
+    /// Indexes on the hidden columns: dirty entries and entries of a sync, as partial indexes so
+    /// that the clean, unsynced entries a bulk load writes cost them nothing; and the last-modified
+    /// time. Stores made with the earlier full indexes get these instead.
+    static func createBookkeepingIndexes(for tableName: String, _ db: Database) throws {
+        let partial = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?",
+                                          arguments: ["\(tableName)_local"])?.contains("WHERE") ?? false
+        guard !partial else { return }
+        try db.execute(sql: """
+            DROP INDEX IF EXISTS \(tableName)_local;
+            DROP INDEX IF EXISTS \(tableName)_syncId;
+            CREATE INDEX \(tableName)_local ON \(tableName) (id) WHERE _local = 1;
+            CREATE INDEX \(tableName)_syncId ON \(tableName) (_syncId, id) WHERE _syncId IS NOT NULL;
+            CREATE INDEX IF NOT EXISTS \(tableName)_lastModified ON \(tableName) (lastModified);
+            """)
     }
 
     /// The specs of every soup, by name.

@@ -59,9 +59,23 @@ extension SoupStore {
     }
 
     /// Streams the records of `names`, one dataset after the other, `batchSize` at a time.
-    public func datasetBatches(_ names: [String], batchSize: Int = 1000) -> DatasetBatches {
-        DatasetBatches(store: self, names: names, batchSize: batchSize)
+    ///
+    /// With `feed`, a dataset still being written is followed as it grows: when the reader has
+    /// caught up, it waits for the producer's next batch, until the producer finishes.
+    public func datasetBatches(_ names: [String], batchSize: Int = 1000, feed: (any DatasetFeed)? = nil) -> DatasetBatches {
+        DatasetBatches(store: self, names: names, batchSize: batchSize, feed: feed)
     }
+}
+
+/// Tells readers of datasets that are still being written when more records arrive.
+public protocol DatasetFeed: Sendable {
+    /// A number that changes whenever the dataset `name` grows or its producer ends.
+    func version(of name: String) async -> Int
+
+    /// Waits until the dataset changes after `version`; returns `false` at once when its producer
+    /// has ended (or is not running), `true` when more records may be there. Throws when the
+    /// producer failed or the reader is cancelled.
+    func waitForMore(in name: String, after version: Int) async throws -> Bool
 }
 
 /// What the store knows about a dataset.
@@ -80,21 +94,26 @@ public struct DatasetBatches: AsyncSequence, Sendable {
     let store: SoupStore
     let names: [String]
     let batchSize: Int
+    let feed: (any DatasetFeed)?
 
     public struct AsyncIterator: AsyncIteratorProtocol {
         let store: SoupStore
         let names: [String]
         let batchSize: Int
+        let feed: (any DatasetFeed)?
         var nameIndex = 0
         var cursor: Int64 = 0
 
         public mutating func next() async throws -> [JSONValue]? {
             while nameIndex < names.count {
-                let page = try await store.datasetRecords(names[nameIndex], afterSeq: cursor, limit: batchSize)
+                let name = names[nameIndex]
+                let version = await feed?.version(of: name) ?? 0
+                let page = try await store.datasetRecords(name, afterSeq: cursor, limit: batchSize)
                 if let last = page.last {
                     cursor = last.seq
                     return page.map(\.record)
                 }
+                if let feed, try await feed.waitForMore(in: name, after: version) { continue }
                 nameIndex += 1
                 cursor = 0
             }
@@ -103,6 +122,6 @@ public struct DatasetBatches: AsyncSequence, Sendable {
     }
 
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(store: store, names: names, batchSize: batchSize)
+        AsyncIterator(store: store, names: names, batchSize: batchSize, feed: feed)
     }
 }

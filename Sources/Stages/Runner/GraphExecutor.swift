@@ -16,6 +16,7 @@ struct GraphExecutor: Sendable {
     let orgSession: OrgSession
     let reportDirectory: String
     let control: RunControl
+    let feed = StageFeed()
 
     func run() async -> [String: StageOutcome] {
         var outcomes: [String: StageOutcome] = [:]
@@ -23,7 +24,9 @@ struct GraphExecutor: Sendable {
         var pending = stages
         var stopping = false
 
-        await withTaskGroup(of: (String, StageOutcome).self) { group in
+        /// Stages whose dataset has begun.
+        var begun = Set<String>()
+        await withTaskGroup(of: Event.self) { group in
             var running = 0
             func startReady() {
                 var index = 0
@@ -38,29 +41,56 @@ struct GraphExecutor: Sendable {
                         index = 0
                         continue
                     }
-                    if dependencies.allSatisfy({ outcomes[$0] != nil }) {
+                    // A stage may start once its `after` stages have ended and its `from` stages have
+                    // begun their datasets: it then reads them as they grow.
+                    let afterDone = stage.after.filter(selectedIds.contains).allSatisfy { outcomes[$0] != nil }
+                    let inputsBegun = stage.from.filter(selectedIds.contains).allSatisfy { outcomes[$0] != nil || begun.contains($0) }
+                    if afterDone && inputsBegun {
                         pending.remove(at: index)
                         running += 1
-                        group.addTask { (stage.id, await self.execute(stage)) }
+                        group.addTask { .finished(stage.id, await self.execute(stage)) }
                         continue
                     }
                     index += 1
                 }
             }
 
+            // Streaming consumers wait for their producers' datasets to begin.
+            let producers = Set(stages.flatMap(\.from)).intersection(selectedIds)
+            for producer in producers {
+                group.addTask { [feed] in
+                    await feed.waitUntilStarted(producer)
+                    return .begun(producer)
+                }
+            }
             startReady()
-            while running > 0 {
-                guard let (id, outcome) = await group.next() else { break }
-                running -= 1
-                outcomes[id] = outcome
-                if outcome.status == .failed || control.stopExitCode != nil || Task.isCancelled {
-                    stopping = true
-                    group.cancelAll()
+            // Until no stage runs and no awaited producer can still begin (one that was skipped never will).
+            while running > 0 || producers.contains(where: { !begun.contains($0) && outcomes[$0] == nil }) {
+                guard let event = await group.next() else { break }
+                switch event {
+                case .begun(let id):
+                    begun.insert(id)
+                case .finished(let id, let outcome):
+                    running -= 1
+                    outcomes[id] = outcome
+                    if outcome.status == .failed || control.stopExitCode != nil || Task.isCancelled {
+                        stopping = true
+                        group.cancelAll()
+                        await feed.wakeAll()
+                    }
                 }
                 startReady()
             }
+            group.cancelAll()
+            await feed.wakeAll()
         }
         return outcomes
+    }
+
+    /// What the executor's tasks report.
+    enum Event: Sendable {
+        case begun(String)
+        case finished(String, StageOutcome)
     }
 
     private func execute(_ stage: StageDefinition) async -> StageOutcome {
@@ -72,12 +102,14 @@ struct GraphExecutor: Sendable {
         let context = StageContext(
             stageId: stage.id, runId: runId, pipeline: pipeline, store: store, dryRun: dryRun, logger: logger,
             progress: ProgressReporter(stage: stage.id, emit: emit), reportDirectory: reportDirectory,
-            inputs: stage.from, orgSession: orgSession)
+            inputs: stage.from, orgSession: orgSession, feed: feed)
         var outcome: StageOutcome
         do {
             try await store.beginDataset(stage.id, runId: runId)
+            await feed.started(stage.id)
             let result = try await stage.stage.run(in: context)
             if !Task.isCancelled { try await store.finishDataset(stage.id) }
+            await feed.ended(stage.id, failed: Task.isCancelled)
             outcome = StageOutcome(status: result.hasProblems ? .partial : .succeeded, result: result, durationMs: 0, error: nil, failureKind: nil)
         } catch where Task.isCancelled && control.stopExitCode != nil {
             outcome = StageOutcome(status: .failed, result: StageResult(), durationMs: 0, error: "stopped before it finished", failureKind: .failed)
@@ -86,6 +118,7 @@ struct GraphExecutor: Sendable {
         } catch {
             outcome = StageOutcome(status: .failed, result: StageResult(), durationMs: 0, error: "\(error)", failureKind: .failed)
         }
+        if outcome.status == .failed { await feed.ended(stage.id, failed: true) }
         let elapsed = ContinuousClock.now - started
         outcome.durationMs = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
         var counts = outcome.result.counts

@@ -23,20 +23,23 @@ public struct StageContext: Sendable {
     public let reportDirectory: String
     let inputs: [String]
     let orgSession: OrgSession
+    let feed: StageFeed
 
     /// The org client, connected on first use; fails when the pipeline declares no `org`.
     public func org() async throws -> any OrgClient {
         try await orgSession.client()
     }
 
-    /// The records of every `from` stage, in order, a batch at a time.
+    /// The records of every `from` stage, in order, a batch at a time — followed as they are
+    /// written when a `from` stage is still running.
     public func inputBatches(batchSize: Int = 1000) -> DatasetBatches {
-        store.datasetBatches(inputs, batchSize: batchSize)
+        store.datasetBatches(inputs, batchSize: batchSize, feed: feed)
     }
 
     /// Appends records to this stage's output dataset (read by stages that name it in `from`).
     public func emit(_ records: [JSONValue]) async throws {
         try await store.appendToDataset(stageId, records: records)
+        await feed.appended(stageId)
     }
 
     /// `true` once the run is stopping (another stage failed, or SIGINT / SIGTERM): finish the
