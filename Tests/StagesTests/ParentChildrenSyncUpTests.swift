@@ -36,7 +36,7 @@ import Testing
     func matrix(masterDetail: Bool, mergeMode: String) async throws {
         let shape = Shape(masterDetail: masterDetail)
         let overwrite = mergeMode == "OVERWRITE"
-        let bench = try await SyncUpHarness()
+        let bench = try await SyncHarness()
         defer { Task { await bench.close() } }
         let pipeline = try bench.pipeline(syncs: """
             [ { "syncName": "trees", "syncType": "syncUp", "soupName": "\(shape.parentSoup)",
@@ -76,8 +76,8 @@ import Testing
         func local(_ entry: JSONObject, _ change: Change, _ field: String, _ value: String) -> JSONObject {
             switch change {
             case .none: return entry
-            case .update: return SyncUpHarness.flagged(entry, SyncField.locallyUpdated, [field: .string(value)])
-            case .delete: return SyncUpHarness.flagged(entry, SyncField.locallyDeleted)
+            case .update: return SyncHarness.flagged(entry, SyncField.locallyUpdated, [field: .string(value)])
+            case .delete: return SyncHarness.flagged(entry, SyncField.locallyDeleted)
             }
         }
         try await bench.put(zip(parents, Self.scenarios).enumerated().map { index, pair in
@@ -171,7 +171,7 @@ import Testing
 /// The same trees through every transport: links by reference or by returned id, a tree of more
 /// than 25 writes split correctly, Graph's all-or-nothing trees, the API budget guard.
 @Suite struct SyncUpStrategyTests {
-    func pipeline(_ bench: SyncUpHarness, strategy: String, extra: String = "") throws -> PipelineDefinition {
+    func pipeline(_ bench: SyncHarness, strategy: String, extra: String = "") throws -> PipelineDefinition {
         try bench.pipeline(syncs: """
             [ { "syncName": "trees", "syncType": "syncUp", "soupName": "Accounts",
                 "target": { "type": "parent_children", "relationshipType": "MASTER_DETAIL",
@@ -184,11 +184,11 @@ import Testing
 
     @Test(arguments: ["auto", "collections", "composite", "graph", "perTree"])
     func everyTransportLinksChildrenToNewParents(strategy: String) async throws {
-        let bench = try await SyncUpHarness()
+        let bench = try await SyncHarness()
         defer { Task { await bench.close() } }
         let pipeline = try pipeline(bench, strategy: strategy)
         let existing = try await bench.serverRecord("Account", ["Name": "Existing"])
-        typealias H = SyncUpHarness
+        typealias H = SyncHarness
         try await bench.put([
             H.local("Account", "local_big", ["Name": "Big"]), H.local("Account", "local_small", ["Name": "Small"]),
             H.flagged(existing, SyncField.locallyUpdated, ["Name": "Existing renamed"]),
@@ -213,10 +213,10 @@ import Testing
     }
 
     @Test func aGraphTreeIsAllOrNothing() async throws {
-        let bench = try await SyncUpHarness()
+        let bench = try await SyncHarness()
         defer { Task { await bench.close() } }
         let pipeline = try pipeline(bench, strategy: "graph")
-        typealias H = SyncUpHarness
+        typealias H = SyncHarness
         try await bench.put([H.local("Account", "local_bad", ["Name": "Bad tree"]), H.local("Account", "local_good", ["Name": "Good tree"])],
                             into: "Accounts", pipeline)
         try await bench.put([H.local("Contact", "local_c1", ["LastName": "Fine", "AccountId": "local_bad"]),
@@ -235,10 +235,10 @@ import Testing
     }
 
     @Test func stopsBeforeTheDailyBudgetRunsOut() async throws {
-        let bench = try await SyncUpHarness()
+        let bench = try await SyncHarness()
         defer { Task { await bench.close() } }
         let pipeline = try pipeline(bench, strategy: "perTree", extra: #", "minApiRemainingPercent": 50"#)
-        try await bench.put((0..<10).map { SyncUpHarness.local("Account", "local_\($0)", ["Name": .string("A\($0)")]) }, into: "Accounts", pipeline)
+        try await bench.put((0..<10).map { SyncHarness.local("Account", "local_\($0)", ["Name": .string("A\($0)")]) }, into: "Accounts", pipeline)
         try await bench.setFaults(["dailyRequestLimit": 10])
         let outcome = try await bench.run(pipeline)
         #expect(outcome.exitCode == 1)

@@ -12,7 +12,7 @@ import Testing
 
     @Test(arguments: 0..<4) func everyLocalChangeReachesTheOrg(variant: Int) async throws {
         let (type, strategy) = Self.variants[variant]
-        let bench = try await SyncUpHarness()
+        let bench = try await SyncHarness()
         defer { Task { await bench.close() } }
         let pipeline = try bench.pipeline(syncs: """
             [ { "syncName": "up", "syncType": "syncUp", "soupName": "Accounts",
@@ -24,7 +24,7 @@ import Testing
         let updated = try await bench.serverRecord("Account", ["Name": "Before", "Industry": "Energy"])
         let deleted = try await bench.serverRecord("Account", ["Name": "Doomed"])
         let untouched = try await bench.serverRecord("Account", ["Name": "Untouched"])
-        typealias H = SyncUpHarness
+        typealias H = SyncHarness
         try await bench.put([
             H.local("Account", "local_1", ["Name": "Created", "Industry": "Banking", "Description": "not in the create list"]),
             H.flagged(updated, SyncField.locallyUpdated, ["Name": "After", "Industry": "Technology"]),
@@ -81,16 +81,16 @@ import Testing
     }
 
     @Test(arguments: ["rest", "batch", "collection"]) func externalIdTurnsACreateIntoAnUpsert(type: String) async throws {
-        let bench = try await SyncUpHarness()
+        let bench = try await SyncHarness()
         defer { Task { await bench.close() } }
         let pipeline = try bench.pipeline(syncs: """
             [ { "syncName": "up", "syncType": "syncUp", "soupName": "Accounts",
                 "target": { "type": "\(type)", "externalIdFieldName": "External_Id__c" }, "options": { "fieldlist": ["Name", "External_Id__c"] } } ]
             """, stages: #"[ { "id": "up", "type": "syncUp", "sync": "up" } ]"#)
         try await bench.put([
-            SyncUpHarness.local("Account", "local_1", ["Name": "Acme renamed", "External_Id__c": "ACME-1"]),
-            SyncUpHarness.local("Account", "local_2", ["Name": "Brand new", "External_Id__c": "NEW-1"]),
-            SyncUpHarness.local("Account", "local_3", ["Name": "Local key", "External_Id__c": "local_abc"]),
+            SyncHarness.local("Account", "local_1", ["Name": "Acme renamed", "External_Id__c": "ACME-1"]),
+            SyncHarness.local("Account", "local_2", ["Name": "Brand new", "External_Id__c": "NEW-1"]),
+            SyncHarness.local("Account", "local_3", ["Name": "Local key", "External_Id__c": "local_abc"]),
         ], into: "Accounts", pipeline)
         let outcome = try await bench.run(pipeline)
         #expect(outcome.exitCode == 0)
@@ -105,17 +105,17 @@ import Testing
     }
 
     @Test func dryRunPlansWithoutWriting() async throws {
-        let bench = try await SyncUpHarness()
+        let bench = try await SyncHarness()
         defer { Task { await bench.close() } }
         let pipeline = try bench.pipeline(syncs: """
             [ { "syncName": "up", "syncType": "syncUp", "soupName": "Accounts", "target": {}, "options": { "fieldlist": ["Name", "Industry", "NumberOfEmployees"] } } ]
             """, stages: #"[ { "id": "up", "type": "syncUp", "sync": "up" } ]"#)
         let existing = try await bench.serverRecord("Account", ["Name": "Existing"])
         try await bench.put([
-            SyncUpHarness.local("Account", "local_1", ["Name": "Fine"]),
-            SyncUpHarness.local("Account", "local_2", ["Industry": "Banking"]),
-            SyncUpHarness.local("Account", "local_3", ["Name": .string(String(repeating: "y", count: 256))]),
-            SyncUpHarness.flagged(existing, SyncField.locallyUpdated, ["Name": "Renamed"]),
+            SyncHarness.local("Account", "local_1", ["Name": "Fine"]),
+            SyncHarness.local("Account", "local_2", ["Industry": "Banking"]),
+            SyncHarness.local("Account", "local_3", ["Name": .string(String(repeating: "y", count: 256))]),
+            SyncHarness.flagged(existing, SyncField.locallyUpdated, ["Name": "Renamed"]),
         ], into: "Accounts", pipeline)
         let before = try Data(contentsOf: URL(fileURLWithPath: pipeline.store))
         let writesBefore = try await bench.query("SELECT COUNT() FROM Account").count
@@ -137,12 +137,12 @@ import Testing
     }
 
     @Test func lostAnswersAreReconciledNotDuplicated() async throws {
-        let bench = try await SyncUpHarness()
+        let bench = try await SyncHarness()
         defer { Task { await bench.close() } }
         let pipeline = try bench.pipeline(syncs: """
             [ { "syncName": "up", "syncType": "syncUp", "soupName": "Accounts", "target": { "type": "rest" }, "options": { "fieldlist": ["Name"] } } ]
             """, stages: #"[ { "id": "up", "type": "syncUp", "sync": "up" } ]"#)
-        try await bench.put((1...3).map { SyncUpHarness.local("Account", "local_\($0)", ["Name": .string("Lost \($0)")]) }, into: "Accounts", pipeline)
+        try await bench.put((1...3).map { SyncHarness.local("Account", "local_\($0)", ["Name": .string("Lost \($0)")]) }, into: "Accounts", pipeline)
         try await bench.setFaults(["dropAfterCommitRate": 1.0])
         let first = try await bench.run(pipeline)
         #expect(first.exitCode == 3)
@@ -160,7 +160,7 @@ import Testing
     }
 
     @Test func leaveIfChangedLeavesServerChangesAlone() async throws {
-        let bench = try await SyncUpHarness()
+        let bench = try await SyncHarness()
         defer { Task { await bench.close() } }
         let pipeline = try bench.pipeline(syncs: """
             [ { "syncName": "up", "syncType": "syncUp", "soupName": "Accounts", "target": { "type": "batch" },
@@ -173,9 +173,9 @@ import Testing
         try await bench.client.update("Account", id: changed["Id"]!.stringValue!, ["Name": "Server edit"])
         try await bench.client.delete("Account", id: gone["Id"]!.stringValue!)
         try await bench.put([
-            SyncUpHarness.flagged(changed, SyncField.locallyUpdated, ["Name": "Local edit"]),
-            SyncUpHarness.flagged(gone, SyncField.locallyUpdated, ["Name": "Local edit 2"]),
-            SyncUpHarness.flagged(quiet, SyncField.locallyUpdated, ["Name": "Local edit 3"]),
+            SyncHarness.flagged(changed, SyncField.locallyUpdated, ["Name": "Local edit"]),
+            SyncHarness.flagged(gone, SyncField.locallyUpdated, ["Name": "Local edit 2"]),
+            SyncHarness.flagged(quiet, SyncField.locallyUpdated, ["Name": "Local edit 3"]),
         ], into: "Accounts", pipeline)
         let outcome = try await bench.run(pipeline)
         #expect(outcome.report.stages[0].counts["conflicts"] == 2)

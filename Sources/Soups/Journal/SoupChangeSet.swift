@@ -12,6 +12,9 @@ public struct SoupChangeSet: Sendable {
     public var confirmed: [String: [Int64: JSONObject]] = [:]
     /// Journal entries whose outcome is now settled.
     public var settledJournalIds: [Int64] = []
+    /// Soups whose saved entries all hold what the org just sent (sync down): their data fields
+    /// are recorded as confirmed, new entries included.
+    public var confirmEverySave: Set<String> = []
 
     public init() {}
 
@@ -31,7 +34,11 @@ extension SoupStore {
         guard !changes.isEmpty else { return }
         try await pool.write { db in
             for (soup, entries) in changes.saves.sorted(by: { $0.key < $1.key }) {
-                _ = try Self.upsert(entries, into: soup, externalIdPath: SyncField.soupEntryId, db)
+                let stored = try Self.upsert(entries, into: soup, externalIdPath: SyncField.soupEntryId, db)
+                if changes.confirmEverySave.contains(soup) {
+                    try Self.setConfirmed(Dictionary(stored.compactMap { entry in entry.soupEntryId.map { ($0, entry.dataFields) } },
+                                                     uniquingKeysWith: { $1 }), in: soup, db)
+                }
             }
             for (soup, values) in changes.confirmed.sorted(by: { $0.key < $1.key }) {
                 try Self.setConfirmed(values, in: soup, db)

@@ -18,6 +18,9 @@ public struct StageRegistry: Sendable {
         registry.register(SoupStagingStage.self)
         registry.register(MarkDirtyStage.self)
         registry.register(SyncUpStage.self)
+        registry.register(SyncDownStage.self)
+        registry.register(ResyncStage.self)
+        registry.register(CleanGhostsStage.self)
         return registry
     }
 

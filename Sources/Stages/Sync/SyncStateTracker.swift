@@ -40,21 +40,20 @@ public actor SyncStateTracker {
         try await save()
     }
 
-    /// Records that `done` of `totalSize` are handled: progress `done * 100 / totalSize`, kept
-    /// below 100 until ``finish(_:error:)``.
+    /// Records that `done` of `totalSize` are handled: RUNNING at `done * 100 / totalSize`, as
+    /// Mobile Sync reports it — not once all are done (``finish(_:error:)`` says DONE 100).
     public func advance(done: Int) async throws {
-        guard state.totalSize > 0 else { return }
-        let percent = min(99, done * 100 / state.totalSize)
-        guard percent != state.progress else { return }
-        state.progress = percent
+        guard state.totalSize > 0, done < state.totalSize else { return }
+        state.progress = done * 100 / state.totalSize
         try await save()
     }
 
-    /// Stores a new `maxTimeStamp` (epoch milliseconds) when it is later than the stored one.
+    /// Stores a new `maxTimeStamp` (epoch milliseconds) when it is later than the stored one,
+    /// without a progress report.
     public func raiseMaxTimeStamp(to milliseconds: Int64) async throws {
         guard milliseconds > state.maxTimeStamp else { return }
         state.maxTimeStamp = milliseconds
-        try await save()
+        try await store.saveSync(state)
     }
 
     /// Replaces `maxTimeStamp` (e.g. to step back before a resume).

@@ -6,10 +6,10 @@ import Soups
 import Stages
 import Testing
 
-/// A sync-up test bench: an emulator (the sample seed) on its own port, a store in its own
+/// A sync test bench: an emulator (the sample seed) on its own port, a store in its own
 /// folder with Account, Contact, Order and Order line soups, a client to look at the org, and a
 /// runner for pipelines of sync-up stages.
-final class SyncUpHarness: Sendable {
+final class SyncHarness: Sendable {
     static let seed = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("../../samples/org/seed.json").standardizedFileURL.path
 

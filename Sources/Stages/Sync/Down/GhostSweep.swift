@@ -1,0 +1,23 @@
+import JSON
+import Soups
+
+/// Deletes, page by page, the clean entries a sync wrote that a predicate calls ghosts.
+enum GhostSweep {
+    static func remove(in store: SoupStore, soup: String, syncId: Int64, object: String,
+                       keeping: @Sendable ([JSONObject]) async throws -> Set<Int64> = { _ in [] },
+                       isGhost: @Sendable (JSONObject) -> Bool) async throws -> StageResult {
+        var result = StageResult()
+        result.add(StageCounts.ghostsRemoved, 0, object: object)
+        var afterId: Int64 = 0
+        while true {
+            let page = try await store.entries(in: soup, afterId: afterId, limit: 2000, syncId: syncId)
+            guard let last = page.last?.soupEntryId else { return result }
+            afterId = last
+            let candidates = page.filter { !$0.isDirty && isGhost($0) }
+            let protected = try await keeping(candidates)
+            let ghosts = candidates.compactMap(\.soupEntryId).filter { !protected.contains($0) }
+            try await store.delete(ids: ghosts, from: soup)
+            result.add(StageCounts.ghostsRemoved, ghosts.count, object: object)
+        }
+    }
+}

@@ -1,0 +1,82 @@
+import Connectors
+import JSON
+import SOQL
+import Soups
+
+/// Mobile Sync's SOQL sync-down target: a query into one soup. As Mobile SDK does, the id and
+/// modification-date fields are added to the query when missing, and it is ordered by modification
+/// date unless it has its own order.
+public struct SOQLSyncDownTarget: SyncDownTarget {
+    public var query: SOQLQuery
+    public var soupName: String
+    public var idFieldName: String
+    public var modificationDateFieldName: String
+    /// Records per page (`maxBatchSize`, 200–2,000; the org's default when `nil`).
+    public var batchSize: Int?
+
+    /// A target for `query` (SOQL text), checked now.
+    public init(query text: String, soupName: String, idFieldName: String = "Id", modificationDateFieldName: String = "LastModifiedDate",
+                batchSize: Int? = nil) throws {
+        var query = try SOQL.parseQuery(text)
+        let fields = Set(query.select.compactMap { item -> String? in
+            if case .field(let path) = item { return path.description.lowercased() }
+            return nil
+        })
+        for name in [modificationDateFieldName, idFieldName] where !fields.contains(name.lowercased()) {
+            query.select.insert(.field(try SOQLFieldPath(name)), at: 0)
+        }
+        if query.orderBy.isEmpty { query.orderBy = [SOQLOrdering(try SOQLFieldPath(modificationDateFieldName))] }
+        self.query = query
+        self.soupName = soupName
+        self.idFieldName = idFieldName
+        self.modificationDateFieldName = modificationDateFieldName
+        self.batchSize = batchSize
+    }
+
+    var isOrderedByModification: Bool {
+        query.orderBy.count == 1 && query.orderBy[0].field.description.lowercased() == modificationDateFieldName.lowercased()
+            && query.orderBy[0].direction == .ascending
+    }
+
+    public func queries(since: Int64?) throws -> [SyncDownQuery] {
+        var fetch = query
+        if let since { fetch.addFilter(try Self.changedSince(modificationDateFieldName, since)) }
+        return [SyncDownQuery(name: "records", query: fetch, orderedByModification: isOrderedByModification, batchSize: batchSize)]
+    }
+
+    public func save(_ records: [JSONObject], from query: SyncDownQuery, in context: SyncDownContext) async throws -> SyncDownPageOutcome {
+        var outcome = SyncDownPageOutcome()
+        let ids = records.compactMap { $0[idFieldName] }.filter { !$0.isNull }
+        let existing = try await context.store.entries(in: soupName, where: idFieldName, in: ids)
+        var changes = SoupChangeSet()
+        changes.confirmEverySave = [soupName]
+        for record in records {
+            let object = record["attributes"]?["type"]?.stringValue ?? self.query.from.name
+            let current = record[idFieldName].flatMap { existing[$0]?.first }
+            if context.mergeMode == .leaveIfChanged, current?.isDirty == true {
+                outcome.result.add(StageCounts.conflicts, object: object)
+                continue
+            }
+            let (entry, change) = SyncedEntry.make(record, over: current, syncId: context.syncId)
+            outcome.result.add(SyncedEntry.countKey(change), object: object)
+            outcome.stored(date: ServerTimestamp.milliseconds(record[modificationDateFieldName]))
+            if change != .unchanged { changes.save(entry, in: soupName) }
+        }
+        try await context.store.apply(changes)
+        return outcome
+    }
+
+    public func cleanGhosts(in context: SyncDownContext) async throws -> StageResult {
+        var idsQuery = query
+        idsQuery.select = [.field(try SOQLFieldPath(idFieldName))]
+        idsQuery.orderBy = []
+        var remote = Set<String>()
+        for try await page in context.client.queryPages(idsQuery) {
+            for record in page.records { remote.insert(SyncedEntry.key(record[idFieldName])) }
+        }
+        let remoteIds = remote, idField = idFieldName
+        return try await GhostSweep.remove(in: context.store, soup: soupName, syncId: context.syncId, object: query.from.name) { entry in
+            !remoteIds.contains(SyncedEntry.key(entry[idField]))
+        }
+    }
+}

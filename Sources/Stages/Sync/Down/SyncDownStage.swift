@@ -1,0 +1,123 @@
+import Connectors
+import JSON
+import SOQL
+import Soups
+
+/// `syncDown`: runs a named sync down in full (a sync left STOPPED by a run that died resumes
+/// from where it stopped). Records carry `__sync_id__`, are clean, and replace the stored entry
+/// — except, under LEAVE_IF_CHANGED, a dirty entry or a tree holding one, left alone and counted
+/// as conflicts.
+public struct SyncDownStage: Stage {
+    public static let typeName = "syncDown"
+    public static let countKeys = [StageCounts.created, StageCounts.updated, StageCounts.unchanged, StageCounts.conflicts]
+
+    let sync: SyncDefinition
+    let target: any SyncDownTarget
+
+    public init(settings: StageSettings) throws {
+        (sync, target) = try Self.resolve(settings)
+    }
+
+    public func run(in context: StageContext) async throws -> StageResult {
+        try await Self.run(sync: sync, target: target, incremental: false, context: context)
+    }
+
+    /// The sync-down sync named by `sync`, and its target.
+    static func resolve(_ settings: StageSettings) throws -> (SyncDefinition, any SyncDownTarget) {
+        guard let sync = settings.sync("sync", type: .syncDown) else { throw StageSettingsInvalid() }
+        do {
+            return (sync, try target(for: sync))
+        } catch let error as SOQLError {
+            settings.report("sync", "sync \"\(sync.name)\": \(error.errorCode.rawValue) at row \(error.row), column \(error.column): \(error.detail)")
+            throw StageSettingsInvalid()
+        }
+    }
+
+    /// The target a sync-down sync's JSON describes.
+    static func target(for sync: SyncDefinition) throws -> any SyncDownTarget {
+        let json = sync.target
+        switch sync.syncDownTargetKind {
+        case .parentChildren?:
+            return try ParentChildrenSyncDownTarget(
+                parent: ParentInfo(json: json["parent"]?.objectValue ?? JSONObject()),
+                children: ChildrenInfo(json: json["children"]?.objectValue ?? JSONObject()),
+                parentFieldlist: json["parentFieldlist"]?.arrayValue?.compactMap(\.stringValue) ?? [],
+                childrenFieldlist: json["childrenFieldlist"]?.arrayValue?.compactMap(\.stringValue) ?? [],
+                parentSoqlFilter: json["parentSoqlFilter"]?.stringValue,
+                relationship: RelationshipType(rawValue: json["relationshipType"]?.stringValue ?? "") ?? .masterDetail)
+        case .soql?, nil:
+            return try SOQLSyncDownTarget(
+                query: json["query"]?.stringValue ?? "", soupName: sync.soupName,
+                idFieldName: json["idFieldName"]?.stringValue ?? "Id",
+                modificationDateFieldName: json["modificationDateFieldName"]?.stringValue ?? "LastModifiedDate",
+                batchSize: json["maxBatchSize"]?.integerValue.map(Int.init))
+        }
+    }
+
+    static func context(for sync: SyncDefinition, tracker: SyncStateTracker, in context: StageContext) async throws -> SyncDownContext {
+        SyncDownContext(client: try await context.org(), store: context.store, syncId: await tracker.state.id,
+                        mergeMode: MergeMode(options: sync.options))
+    }
+
+    /// Runs the sync down, leaving the sync FAILED with the reason when it cannot finish.
+    static func run(sync: SyncDefinition, target: any SyncDownTarget, incremental: Bool, context: StageContext) async throws -> StageResult {
+        let tracker = try await SyncStateTracker(name: sync.name, store: context.store, progress: context.progress)
+        do {
+            let engine = SyncDownEngine(target: target, context: try await Self.context(for: sync, tracker: tracker, in: context),
+                                        tracker: tracker, logger: context.logger)
+            return try await engine.run(incremental: incremental)
+        } catch {
+            if await tracker.state.status == .running {
+                try? await tracker.finish(Task.isCancelled ? .stopped : .failed, error: "\(error)")
+            }
+            throw error
+        }
+    }
+}
+
+/// `resync`: re-runs a named sync down incrementally, from its `maxTimeStamp` (in full the first
+/// time). Changes in the same second as `maxTimeStamp` are not missed, and children changed under
+/// unchanged parents are fetched too.
+public struct ResyncStage: Stage {
+    public static let typeName = "resync"
+    public static let countKeys = SyncDownStage.countKeys
+
+    let sync: SyncDefinition
+    let target: any SyncDownTarget
+
+    public init(settings: StageSettings) throws {
+        (sync, target) = try SyncDownStage.resolve(settings)
+    }
+
+    public func run(in context: StageContext) async throws -> StageResult {
+        try await SyncDownStage.run(sync: sync, target: target, incremental: true, context: context)
+    }
+}
+
+/// `cleanGhosts`: removes the clean local entries of a named sync down that the org no longer
+/// holds — never a dirty entry, a parent with a dirty child, or an entry another sync wrote.
+public struct CleanGhostsStage: Stage {
+    public static let typeName = "cleanGhosts"
+    public static let countKeys = [StageCounts.ghostsRemoved]
+
+    let sync: SyncDefinition
+    let target: any SyncDownTarget
+
+    public init(settings: StageSettings) throws {
+        (sync, target) = try SyncDownStage.resolve(settings)
+    }
+
+    public func run(in context: StageContext) async throws -> StageResult {
+        let state: SyncState
+        do {
+            state = try await context.store.sync(named: sync.name)
+        } catch SoupStoreError.unknownSync {
+            throw StageFailure(.invalidInput, "sync \"\(sync.name)\" does not exist")
+        }
+        if state.status == .running { throw StageFailure(.failed, "sync \"\(sync.name)\" is running; ghosts are cleaned once it has finished") }
+        let syncContext = SyncDownContext(client: try await context.org(), store: context.store, syncId: state.id,
+                                          mergeMode: MergeMode(options: sync.options))
+        guard !context.dryRun else { return StageResult() }
+        return try await target.cleanGhosts(in: syncContext)
+    }
+}

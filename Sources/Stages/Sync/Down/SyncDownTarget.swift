@@ -1,0 +1,74 @@
+import Connectors
+import JSON
+import SOQL
+import Soups
+
+/// Where a sync down reads its records and how it stores them. The built-in targets are
+/// ``SOQLSyncDownTarget`` and ``ParentChildrenSyncDownTarget``; conform a type to add another.
+public protocol SyncDownTarget: Sendable {
+    /// The queries that fetch what changed at or after `since` (epoch milliseconds; everything when
+    /// `nil`), run in order.
+    func queries(since: Int64?) throws -> [SyncDownQuery]
+
+    /// Stores one page of records fetched by `query` (one of `queries(since:)`).
+    func save(_ records: [JSONObject], from query: SyncDownQuery, in context: SyncDownContext) async throws -> SyncDownPageOutcome
+
+    /// Removes the clean local entries of the sync that the org no longer holds (never a dirty
+    /// entry, nor a parent with a dirty child); returns `ghostsRemoved` per object.
+    func cleanGhosts(in context: SyncDownContext) async throws -> StageResult
+}
+
+/// One query of a sync down.
+public struct SyncDownQuery: Sendable {
+    /// What the query fetches, in the target's terms (e.g. `parents`, `children`).
+    public var name: String
+    public var query: SOQLQuery
+    /// `true` when the query is ordered by modification date, so the sync's `maxTimeStamp` may
+    /// follow each page and a stopped sync resumes where it stopped.
+    public var orderedByModification: Bool
+    /// Records per page asked of the org (`Sforce-Query-Options: batchSize`), when set.
+    public var batchSize: Int?
+
+    public init(name: String, query: SOQLQuery, orderedByModification: Bool, batchSize: Int? = nil) {
+        self.name = name
+        self.query = query
+        self.orderedByModification = orderedByModification
+        self.batchSize = batchSize
+    }
+}
+
+/// What a sync down target works with.
+public struct SyncDownContext: Sendable {
+    public var client: any OrgClient
+    public var store: SoupStore
+    /// The sync's id, written into `__sync_id__`.
+    public var syncId: Int64
+    public var mergeMode: MergeMode
+}
+
+/// What storing one page did.
+public struct SyncDownPageOutcome: Sendable {
+    /// `created`, `updated`, `unchanged` and `conflicts`, per object.
+    public var result = StageResult()
+    /// The newest modification date among the records stored (epoch milliseconds).
+    public var maxTimeStamp: Int64?
+
+    public init() {}
+
+    /// Takes `date` into account for ``maxTimeStamp``.
+    public mutating func stored(date: Int64?) {
+        guard let date else { return }
+        maxTimeStamp = max(maxTimeStamp ?? date, date)
+    }
+}
+
+extension SyncDownTarget {
+    /// `field >= since` as a SOQL condition (org timestamps have whole seconds: `>=` misses nothing
+    /// changed in the same second as the last sync; what comes again is stored unchanged).
+    static func changedSince(_ field: String, _ since: Int64) throws -> SOQLCondition {
+        guard let instant = SOQLDateTime(epochMilliseconds: since) else {
+            throw StageFailure(.failed, "the sync's maxTimeStamp \(since) is not a date")
+        }
+        return try .compare(field, .greaterThanOrEqual, .dateTime(instant))
+    }
+}

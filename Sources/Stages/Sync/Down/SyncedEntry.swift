@@ -1,0 +1,36 @@
+import JSON
+import Soups
+
+/// How a record from the org becomes a soup entry: it replaces the stored entry (keeping its
+/// `_soupEntryId`), carries `__sync_id__`, and is clean.
+enum SyncedEntry {
+    /// What storing `record` over `existing` means for the counts.
+    enum Change {
+        case created, updated, unchanged
+    }
+
+    /// The entry to save, and the count it makes.
+    static func make(_ record: JSONObject, over existing: JSONObject?, syncId: Int64) -> (entry: JSONObject, change: Change) {
+        var entry = record
+        entry[SyncField.syncId] = .integer(syncId)
+        entry.markClean()
+        guard let existing, let id = existing.soupEntryId else { return (entry, .created) }
+        entry[SyncField.soupEntryId] = .integer(id)
+        let same = !existing.isDirty && existing[SyncField.syncId] == .integer(syncId) && existing.dataFields == entry.dataFields
+        return (entry, same ? .unchanged : .updated)
+    }
+
+    /// The count key of a change.
+    static func countKey(_ change: Change) -> String {
+        switch change {
+        case .created: return StageCounts.created
+        case .updated: return StageCounts.updated
+        case .unchanged: return StageCounts.unchanged
+        }
+    }
+
+    /// The 15-character form of an id, so 15- and 18-character ids compare equal.
+    static func key(_ value: JSONValue?) -> String {
+        String((value?.stringValue ?? "").prefix(15))
+    }
+}

@@ -1,0 +1,249 @@
+import Connectors
+import Foundation
+import JSON
+import Soups
+import Stages
+import Testing
+
+/// `syncDown`, `resync` and `cleanGhosts`, end to end over the emulator.
+@Suite struct SyncDownTests {
+    typealias H = SyncHarness
+
+    /// Accounts whose name starts with T or with Acme, with their contacts — an OR filter.
+    static func syncs(mergeMode: String = "OVERWRITE", name: String = "down") -> String {
+        """
+        { "syncName": "\(name)", "syncType": "syncDown", "soupName": "Accounts",
+          "target": { "type": "parent_children", "relationshipType": "MASTER_DETAIL",
+            "parent": { "sobjectType": "Account", "soupName": "Accounts" }, "parentFieldlist": ["Name", "Industry"],
+            "children": { "sobjectType": "Contact", "sobjectTypePlural": "Contacts", "soupName": "Contacts", "parentIdFieldName": "AccountId" },
+            "childrenFieldlist": ["LastName", "AccountId"], "parentSoqlFilter": "Name LIKE 'T%' OR Name LIKE 'Acme%'" },
+          "options": { "mergeMode": "\(mergeMode)" } }
+        """
+    }
+
+    func createAccount(_ bench: SyncHarness, _ name: String, contacts: Int) async throws -> String {
+        let id = try await bench.client.create("Account", ["Name": .string(name)])
+        for chunk in (0..<contacts).map({ $0 }).chunked(into: 200) {
+            _ = try await bench.client.createRecords(chunk.map { ["attributes": ["type": "Contact"], "LastName": .string("\(name)-\($0)"),
+                                                                 "AccountId": .string(id)] })
+        }
+        return id
+    }
+
+    @Test func fullSyncDownStoresParentsWithAllTheirChildren() async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: "[\(Self.syncs())]", stages: #"[ { "id": "down", "type": "syncDown", "sync": "down" } ]"#)
+        _ = try await createAccount(bench, "T many", contacts: 250)
+        _ = try await createAccount(bench, "T none", contacts: 0)
+        _ = try await createAccount(bench, "Other", contacts: 2)
+        let outcome = try await bench.run(pipeline)
+        #expect(outcome.exitCode == 0, "\(outcome.report.stages[0].error ?? "")")
+        #expect(outcome.report.stages[0].byObject["Account"]?["created"] == 3, "Acme, T many, T none")
+        #expect(outcome.report.stages[0].byObject["Contact"]?["created"] == 252)
+        let store = try SoupStore.openForReading(path: pipeline.store)
+        let sync = try await store.sync(named: "down")
+        let accounts = try await bench.entries("Accounts", pipeline)
+        let contacts = try await bench.entries("Contacts", pipeline)
+        #expect(Set(accounts.compactMap { $0["Name"]?.stringValue }) == ["Acme Corporation", "T many", "T none"])
+        #expect(contacts.count == 252, "the 250 children were paged and all followed")
+        #expect((accounts + contacts).allSatisfy { $0[SyncField.syncId] == .integer(sync.id) && !$0.isDirty && $0[SyncField.lastError] == .null })
+        let accountIds = Set(accounts.compactMap { $0["Id"]?.stringValue })
+        #expect(contacts.allSatisfy { accountIds.contains($0["AccountId"]?.stringValue ?? "") })
+        #expect(accounts.allSatisfy { $0["Contacts"] == nil }, "children are stored in their own soup")
+        #expect(sync.status == .done && sync.progress == 100 && sync.totalSize == 3)
+        let newest = (accounts + contacts).compactMap { ServerTimestamp.milliseconds($0["LastModifiedDate"]) }.max()
+        #expect(sync.maxTimeStamp == newest)
+        let statuses = bench.observer.events.compactMap { event -> String? in
+            if case .progress(_, let sync?, let status, let progress, let total) = event, sync == "down" { return "\(status) \(progress) \(total)" }
+            return nil
+        }
+        #expect(statuses == ["RUNNING 0 -1", "RUNNING 0 3", "DONE 100 3"])
+        // markDirty as auto sees nothing changed: sync down recorded what the org confirmed.
+        let mark = try bench.pipeline(syncs: "[\(Self.syncs())]", stages: #"[ { "id": "mark", "type": "markDirty", "soup": "Accounts" } ]"#)
+        #expect(try await bench.run(mark).report.stages[0].counts["unchanged"] == 3)
+    }
+
+    @Test func leaveIfChangedKeepsTreesWithLocalEdits() async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        let syncs = "[\(Self.syncs(mergeMode: "LEAVE_IF_CHANGED", name: "leave")), \(Self.syncs(name: "over"))]"
+        let first = try bench.pipeline(syncs: syncs, stages: #"[ { "id": "down", "type": "syncDown", "sync": "over" } ]"#)
+        let parentEdit = try await createAccount(bench, "T parent edit", contacts: 1)
+        let childEdit = try await createAccount(bench, "T child edit", contacts: 2)
+        let untouched = try await createAccount(bench, "T untouched", contacts: 1)
+        #expect(try await bench.run(first).exitCode == 0)
+        // Local edits: a parent, and a child of another tree.
+        var accounts = try await bench.entries("Accounts", first)
+        var contacts = try await bench.entries("Contacts", first)
+        let parentEntry = accounts.first { $0["Id"]?.stringValue == parentEdit }!
+        let childEntry = contacts.first { $0["AccountId"]?.stringValue == childEdit }!
+        try await bench.put([H.flagged(parentEntry, SyncField.locallyUpdated, ["Name": "T parent edit (local)"])], into: "Accounts", first)
+        try await bench.put([H.flagged(childEntry, SyncField.locallyUpdated, ["LastName": "local"])], into: "Contacts", first)
+        // Server edits everywhere.
+        try await bench.advanceClock()
+        for id in [parentEdit, childEdit, untouched] {
+            try await bench.client.update("Account", id: id, ["Industry": "Energy"])
+            for contact in try await bench.query("SELECT Id FROM Contact WHERE AccountId = '\(id)'") {
+                try await bench.client.update("Contact", id: contact["Id"]!.stringValue!, ["LastName": "server"])
+            }
+        }
+        let leave = try bench.pipeline(syncs: syncs, stages: #"[ { "id": "down", "type": "syncDown", "sync": "leave" } ]"#)
+        let outcome = try await bench.run(leave)
+        #expect(outcome.report.stages[0].counts["conflicts"] == 2, "one dirty record in each of two trees")
+        accounts = try await bench.entries("Accounts", leave)
+        contacts = try await bench.entries("Contacts", leave)
+        #expect(accounts.first { $0["Id"]?.stringValue == parentEdit }?["Name"] == "T parent edit (local)")
+        #expect(accounts.first { $0["Id"]?.stringValue == parentEdit }?["Industry"] == .null, "the whole tree was left alone")
+        #expect(contacts.filter { $0["AccountId"]?.stringValue == parentEdit }.allSatisfy { $0["LastName"] != "server" })
+        #expect(accounts.first { $0["Id"]?.stringValue == childEdit }?["Industry"] == .null, "a dirty child keeps its parent too")
+        #expect(contacts.filter { $0["AccountId"]?.stringValue == childEdit }.allSatisfy { $0["LastName"] != "server" })
+        #expect(accounts.first { $0["Id"]?.stringValue == untouched }?["Industry"] == "Energy")
+        #expect(contacts.filter { $0["AccountId"]?.stringValue == untouched }.allSatisfy { $0["LastName"] == "server" })
+        #expect(accounts.filter(\.isDirty).count == 1 && contacts.filter(\.isDirty).count == 1)
+
+        let over = try bench.pipeline(syncs: syncs, stages: #"[ { "id": "down", "type": "syncDown", "sync": "over" } ]"#)
+        #expect(try await bench.run(over).exitCode == 0)
+        accounts = try await bench.entries("Accounts", over)
+        contacts = try await bench.entries("Contacts", over)
+        #expect(accounts.allSatisfy { !$0.isDirty } && contacts.allSatisfy { !$0.isDirty }, "OVERWRITE replaces local edits")
+        #expect(accounts.first { $0["Id"]?.stringValue == parentEdit }?["Name"] == "T parent edit")
+        let stillLocal = contacts.filter { $0["LastName"] == "local" }
+        #expect(stillLocal.isEmpty)
+    }
+
+    @Test func resyncFetchesChangedParentsAndChildrenUnderUnchangedParents() async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: "[\(Self.syncs())]", stages: #"[ { "id": "again", "type": "resync", "sync": "down" } ]"#)
+        let parentChanged = try await createAccount(bench, "T parent", contacts: 2)
+        let childChanged = try await createAccount(bench, "T child", contacts: 2)
+        _ = try await createAccount(bench, "T quiet", contacts: 2)
+        try await bench.advanceClock()
+        _ = try await createAccount(bench, "T latest", contacts: 0)
+        let first = try await bench.run(pipeline)
+        #expect(first.report.stages[0].byObject["Account"]?["created"] == 5, "the first resync is a full sync")
+        let before = try await SoupStore.openForReading(path: pipeline.store).sync(named: "down")
+
+        try await bench.advanceClock(seconds: 5)
+        try await bench.client.update("Account", id: parentChanged, ["Industry": "Banking"])
+        let child = try await bench.query("SELECT Id FROM Contact WHERE AccountId = '\(childChanged)' LIMIT 1")[0]["Id"]!.stringValue!
+        try await bench.client.update("Contact", id: child, ["LastName": "renamed on the server"])
+        let second = try await bench.run(pipeline)
+        #expect(second.exitCode == 0)
+        #expect(second.report.stages[0].byObject["Account"]?["updated"] == 1)
+        #expect(second.report.stages[0].byObject["Contact"]?["updated"] == 1, "the child changed under an unchanged parent")
+        // Only what changed at or after maxTimeStamp's second comes again: "T latest" (stored
+        // unchanged), not the older parents.
+        #expect(second.report.stages[0].byObject["Account"]?["unchanged"] == 1, "\(second.report.stages[0].byObject)")
+        let contacts = try await bench.entries("Contacts", pipeline)
+        #expect(contacts.first { $0["Id"]?.stringValue == child }?["LastName"] == "renamed on the server")
+        #expect(contacts.first { $0["Id"]?.stringValue == child }?["AccountId"]?.stringValue == childChanged)
+        let after = try await SoupStore.openForReading(path: pipeline.store).sync(named: "down")
+        #expect(after.maxTimeStamp > before.maxTimeStamp)
+
+        // A change in the same second as maxTimeStamp is not missed.
+        try await bench.client.update("Account", id: childChanged, ["Industry": "Technology"])
+        let third = try await bench.run(pipeline)
+        #expect(third.report.stages[0].byObject["Account"]?["updated"] == 1)
+        let accounts = try await bench.entries("Accounts", pipeline)
+        #expect(accounts.first { $0["Id"]?.stringValue == childChanged }?["Industry"] == "Technology")
+    }
+
+    @Test func aStoppedSyncResumesWhereItStopped() async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        let syncs = """
+            [ { "syncName": "all", "syncType": "syncDown", "soupName": "Accounts",
+                "target": { "type": "soql", "query": "SELECT Name FROM Account WHERE Name LIKE 'R%'", "maxBatchSize": 200 } } ]
+            """
+        let pipeline = try bench.pipeline(syncs: syncs, stages: #"[ { "id": "down", "type": "syncDown", "sync": "all" } ]"#)
+        for batch in 0..<3 {
+            _ = try await bench.client.createRecords((0..<150).map { ["attributes": ["type": "Account"], "Name": .string("R\(batch)-\($0)")] })
+            try await bench.advanceClock()
+        }
+        #expect(try await bench.run(pipeline).report.stages[0].counts["created"] == 450)
+        // A run that died mid-sync leaves the sync RUNNING, its maxTimeStamp at the last page it stored.
+        let store = try SoupStore(path: pipeline.store)
+        var state = try await store.sync(named: "all")
+        let middle = try await bench.query("SELECT LastModifiedDate FROM Account WHERE Name = 'R1-0'")[0]
+        state.status = .running
+        state.maxTimeStamp = ServerTimestamp.milliseconds(middle["LastModifiedDate"])!
+        try await store.saveSync(state)
+        try store.close()
+        let resumed = try await bench.run(pipeline)
+        #expect(resumed.exitCode == 0)
+        #expect(bench.observer.lines.contains { $0.contains("sync all was RUNNING when its process died") })
+        let counts = resumed.report.stages[0].counts
+        #expect(counts["unchanged"] == 300, "only the records from where it stopped were fetched again: \(counts)")
+        #expect(counts["created"] == 0)
+        let done = try await SoupStore.openForReading(path: pipeline.store).sync(named: "all")
+        #expect(done.status == .done && done.totalSize == 300)
+    }
+
+    @Test func ghostsAreRemovedPerSyncAndNeverWhenDirty() async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        let syncs = """
+            [ { "syncName": "energy", "syncType": "syncDown", "soupName": "Accounts",
+                "target": { "type": "soql", "query": "SELECT Name FROM Account WHERE Industry = 'Energy'" } },
+              { "syncName": "zed", "syncType": "syncDown", "soupName": "Accounts",
+                "target": { "type": "soql", "query": "SELECT Name FROM Account WHERE Name LIKE 'Z%'" } } ]
+            """
+        let both = try bench.pipeline(syncs: syncs, stages: """
+            [ { "id": "a", "type": "syncDown", "sync": "energy" }, { "id": "b", "type": "syncDown", "sync": "zed", "after": ["a"] } ]
+            """)
+        let shared = try await bench.client.create("Account", ["Name": "Z shared", "Industry": "Energy"])
+        let zOnly = try await bench.client.create("Account", ["Name": "Z only", "Industry": "Banking"])
+        let energyOnly = try await bench.client.create("Account", ["Name": "E only", "Industry": "Energy"])
+        let energyDirty = try await bench.client.create("Account", ["Name": "E dirty", "Industry": "Energy"])
+        let energyKept = try await bench.client.create("Account", ["Name": "E kept", "Industry": "Energy"])
+        #expect(try await bench.run(both).exitCode == 0)
+        let entries = try await bench.entries("Accounts", both)
+        try await bench.put([H.flagged(entries.first { $0["Id"]?.stringValue == energyDirty }!, SyncField.locallyUpdated, ["Name": "E dirty!"])],
+                            into: "Accounts", both)
+        for id in [shared, zOnly, energyOnly, energyDirty] { try await bench.client.delete("Account", id: id) }
+
+        let cleanEnergy = try bench.pipeline(syncs: syncs, stages: #"[ { "id": "ghosts", "type": "cleanGhosts", "sync": "energy" } ]"#)
+        let first = try await bench.run(cleanEnergy)
+        #expect(first.report.stages[0].counts == ["ghostsRemoved": 1], "E only; E dirty is dirty; Z shared belongs to the sync that wrote it last")
+        var ids = Set(try await bench.entries("Accounts", both).compactMap { $0["Id"]?.stringValue })
+        #expect(!ids.contains(energyOnly) && ids.contains(energyDirty) && ids.contains(energyKept) && ids.contains(shared) && ids.contains(zOnly))
+
+        let cleanZed = try bench.pipeline(syncs: syncs, stages: #"[ { "id": "ghosts", "type": "cleanGhosts", "sync": "zed" } ]"#)
+        let second = try await bench.run(cleanZed)
+        #expect(second.report.stages[0].counts == ["ghostsRemoved": 2])
+        #expect(second.report.stages[0].byObject == ["Account": ["ghostsRemoved": 2]])
+        let names = Set(try await bench.entries("Accounts", both).compactMap { $0["Name"]?.stringValue })
+        #expect(names == ["E dirty!", "E kept", "Globex"], "Globex (seeded, Energy) still exists in the org")
+    }
+
+    @Test func parentChildrenGhostsTakeTheirChildrenAndSpareDirtyTrees() async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: "[\(Self.syncs())]", stages: #"[ { "id": "down", "type": "syncDown", "sync": "down" } ]"#)
+        let gone = try await createAccount(bench, "T gone", contacts: 2)
+        let protected = try await createAccount(bench, "T protected", contacts: 1)
+        let thinned = try await createAccount(bench, "T thinned", contacts: 2)
+        #expect(try await bench.run(pipeline).exitCode == 0)
+        let contacts = try await bench.entries("Contacts", pipeline)
+        let protectedChild = contacts.first { $0["AccountId"]?.stringValue == protected }!
+        try await bench.put([H.flagged(protectedChild, SyncField.locallyUpdated, ["LastName": "edited"])], into: "Contacts", pipeline)
+        try await bench.client.delete("Account", id: gone)
+        try await bench.client.delete("Account", id: protected)
+        let removedChild = try await bench.query("SELECT Id FROM Contact WHERE AccountId = '\(thinned)' LIMIT 1")[0]["Id"]!.stringValue!
+        try await bench.client.delete("Contact", id: removedChild)
+
+        let clean = try bench.pipeline(syncs: "[\(Self.syncs())]", stages: #"[ { "id": "ghosts", "type": "cleanGhosts", "sync": "down" } ]"#)
+        let outcome = try await bench.run(clean)
+        #expect(outcome.report.stages[0].byObject == ["Account": ["ghostsRemoved": 1], "Contact": ["ghostsRemoved": 3]],
+                "T gone and its 2 contacts, and the contact deleted under T thinned; T protected keeps its dirty child")
+        let accounts = try await bench.entries("Accounts", clean)
+        let left = try await bench.entries("Contacts", clean)
+        #expect(!accounts.contains { $0["Id"]?.stringValue == gone })
+        #expect(accounts.contains { $0["Id"]?.stringValue == protected })
+        #expect(left.contains { $0["Id"] == protectedChild["Id"] && $0.isDirty })
+        #expect(!left.contains { $0["Id"]?.stringValue == removedChild })
+        #expect(left.filter { $0["AccountId"]?.stringValue == thinned }.count == 1)
+    }
+}
