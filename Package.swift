@@ -82,6 +82,8 @@ let package = Package(
             name: "StagingBenchmark", dependencies: ["Stages", "Soups", "JSON"], path: "Benchmarks/StagingBenchmark"),
         .executableTarget(
             name: "SyncUpBenchmark", dependencies: ["Stages", "Soups", "Connectors", "OrgEmulator", "JSON"], path: "Benchmarks/SyncUpBenchmark"),
+        .executableTarget(
+            name: "SyncDownBenchmark", dependencies: ["Stages", "Soups", "Connectors", "OrgEmulator", "JSON"], path: "Benchmarks/SyncDownBenchmark"),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "SOQLTests", dependencies: ["SOQL", "JSON"]),
         .testTarget(
