@@ -86,7 +86,7 @@ import Testing
     @Test func validateAcceptsTheShippedPipelines() throws {
         let result = try Self.pipeline(["validate", Self.packageRoot + "/pipelines/demo.json"])
         #expect(result.exitCode == 0)
-        #expect(result.stdout.contains("valid — 10 stages, 2 soups, 2 syncs"))
+        #expect(result.stdout.contains("valid — 12 stages, 2 soups, 2 syncs"))
     }
 
     @Test func graphPrintsMermaid() throws {
@@ -249,6 +249,8 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: directory + "/demo.sqlite.org.sqlite"))
         #expect(counts("up")?["created"] == 6, "3 new accounts and their 3 contacts")
         #expect(counts("up")?["failed"] == 0)
+        #expect(counts("down")?["updated"] == 3, "Acme and its two contacts now carry the sync's id")
+        #expect(counts("ghosts") == ["ghostsRemoved": 0])
         let dirty = try PipelineCLITests.pipeline(["soups", directory + "/demo.sqlite", "AccountSoup", "--dirty"])
         #expect(dirty.stdout.isEmpty, "everything marked dirty was synced up")
         let contacts = try PipelineCLITests.pipeline(["soups", directory + "/demo.sqlite", "ContactSoup", "--json"])

@@ -171,8 +171,14 @@ import Testing
         state.maxTimeStamp = ServerTimestamp.milliseconds(middle["LastModifiedDate"])!
         try await store.saveSync(state)
         try store.close()
+        let eventsBefore = bench.observer.events.count
         let resumed = try await bench.run(pipeline)
         #expect(resumed.exitCode == 0)
+        let statuses = bench.observer.events.dropFirst(eventsBefore).compactMap { event -> String? in
+            if case .progress(_, "all"?, let status, let progress, let total) = event { return "\(status) \(progress) \(total)" }
+            return nil
+        }
+        #expect(statuses == ["RUNNING 0 -1", "RUNNING 0 300", "RUNNING 66 300", "DONE 100 300"], "one RUNNING per page but the last")
         #expect(bench.observer.lines.contains { $0.contains("sync all was RUNNING when its process died") })
         let counts = resumed.report.stages[0].counts
         #expect(counts["unchanged"] == 300, "only the records from where it stopped were fetched again: \(counts)")
