@@ -252,4 +252,26 @@ import Testing
         #expect(!left.contains { $0["Id"]?.stringValue == removedChild })
         #expect(left.filter { $0["AccountId"]?.stringValue == thinned }.count == 1)
     }
+
+    @Test func aBulkQueryFeedsASyncDown() async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        let syncs = """
+            [ { "syncName": "bulk", "syncType": "syncDown", "soupName": "Accounts",
+                "target": { "type": "soql", "query": "SELECT Name, Industry FROM Account WHERE Name LIKE 'B%'", "bulk": true } } ]
+            """
+        let pipeline = try bench.pipeline(syncs: syncs, stages: #"[ { "id": "down", "type": "syncDown", "sync": "bulk" } ]"#)
+        _ = try await bench.client.createRecords((0..<3).map { ["attributes": ["type": "Account"], "Name": .string("B\($0)"),
+                                                                "Industry": $0 == 0 ? .null : "Energy"] })
+        let outcome = try await bench.run(pipeline)
+        #expect(outcome.exitCode == 0, "\(outcome.report.stages[0].error ?? "")")
+        #expect(outcome.report.stages[0].byObject == ["Account": ["created": 3]])
+        #expect((outcome.report.api.byKind["bulk"] ?? 0) >= 3, "job, status, results")
+        let accounts = try await bench.entries("Accounts", pipeline).sorted { ($0["Name"]?.stringValue ?? "") < ($1["Name"]?.stringValue ?? "") }
+        #expect(accounts.map { $0["Name"]?.stringValue ?? "" } == ["B0", "B1", "B2"])
+        #expect(accounts[0]["Industry"] == .null && accounts[1]["Industry"] == "Energy")
+        #expect(accounts.allSatisfy { $0["attributes"]?["type"] == "Account" && $0["Id"]?.stringValue?.hasPrefix("001") == true })
+        let sync = try await SoupStore.openForReading(path: pipeline.store).sync(named: "bulk")
+        #expect(sync.status == .done && sync.totalSize == 3 && sync.maxTimeStamp > 0)
+    }
 }

@@ -6,6 +6,11 @@ public struct QueryPage: Sendable {
     /// The number of records the whole query matches (from the first page on).
     public var totalSize: Int
     public var records: [JSONObject]
+
+    public init(totalSize: Int, records: [JSONObject]) {
+        self.totalSize = totalSize
+        self.records = records
+    }
 }
 
 /// The pages of a query, fetched one at a time as they are asked for (so a slow consumer holds

@@ -13,10 +13,12 @@ public struct SOQLSyncDownTarget: SyncDownTarget {
     public var modificationDateFieldName: String
     /// Records per page (`maxBatchSize`, 200–2,000; the org's default when `nil`).
     public var batchSize: Int?
+    /// Fetch through a Bulk API 2.0 query job (very large extracts; plain fields only).
+    public var bulk: Bool
 
     /// A target for `query` (SOQL text), checked now.
     public init(query text: String, soupName: String, idFieldName: String = "Id", modificationDateFieldName: String = "LastModifiedDate",
-                batchSize: Int? = nil) throws {
+                batchSize: Int? = nil, bulk: Bool = false) throws {
         var query = try SOQL.parseQuery(text)
         let fields = Set(query.select.compactMap { item -> String? in
             if case .field(let path) = item { return path.description.lowercased() }
@@ -25,12 +27,16 @@ public struct SOQLSyncDownTarget: SyncDownTarget {
         for name in [modificationDateFieldName, idFieldName] where !fields.contains(name.lowercased()) {
             query.select.insert(.field(try SOQLFieldPath(name)), at: 0)
         }
-        if query.orderBy.isEmpty { query.orderBy = [SOQLOrdering(try SOQLFieldPath(modificationDateFieldName))] }
+        if query.orderBy.isEmpty && !bulk { query.orderBy = [SOQLOrdering(try SOQLFieldPath(modificationDateFieldName))] }
         self.query = query
         self.soupName = soupName
         self.idFieldName = idFieldName
         self.modificationDateFieldName = modificationDateFieldName
         self.batchSize = batchSize
+        self.bulk = bulk
+        if bulk, query.select.contains(where: { if case .field = $0 { return false }; return true }) {
+            throw StageFailure(.invalidInput, "a Bulk API 2.0 query takes plain fields only (no subqueries or aggregates)")
+        }
     }
 
     var isOrderedByModification: Bool {
@@ -41,7 +47,8 @@ public struct SOQLSyncDownTarget: SyncDownTarget {
     public func queries(since: Int64?) throws -> [SyncDownQuery] {
         var fetch = query
         if let since { fetch.addFilter(try Self.changedSince(modificationDateFieldName, since)) }
-        return [SyncDownQuery(name: "records", query: fetch, orderedByModification: isOrderedByModification, batchSize: batchSize)]
+        return [SyncDownQuery(name: "records", query: fetch, orderedByModification: isOrderedByModification, batchSize: batchSize,
+                              bulk: bulk)]
     }
 
     public func save(_ records: [JSONObject], from query: SyncDownQuery, in context: SyncDownContext) async throws -> SyncDownPageOutcome {

@@ -30,6 +30,9 @@ public struct SyncDownStage: Stage {
         } catch let error as SOQLError {
             settings.report("sync", "sync \"\(sync.name)\": \(error.errorCode.rawValue) at row \(error.row), column \(error.column): \(error.detail)")
             throw StageSettingsInvalid()
+        } catch let error as StageFailure {
+            settings.report("sync", "sync \"\(sync.name)\": \(error.message)")
+            throw StageSettingsInvalid()
         }
     }
 
@@ -50,7 +53,7 @@ public struct SyncDownStage: Stage {
                 query: json["query"]?.stringValue ?? "", soupName: sync.soupName,
                 idFieldName: json["idFieldName"]?.stringValue ?? "Id",
                 modificationDateFieldName: json["modificationDateFieldName"]?.stringValue ?? "LastModifiedDate",
-                batchSize: json["maxBatchSize"]?.integerValue.map(Int.init))
+                batchSize: json["maxBatchSize"]?.integerValue.map(Int.init), bulk: json["bulk"]?.boolValue ?? false)
         }
     }
 

@@ -28,12 +28,15 @@ public struct SyncDownQuery: Sendable {
     public var orderedByModification: Bool
     /// Records per page asked of the org (`Sforce-Query-Options: batchSize`), when set.
     public var batchSize: Int?
+    /// Run as a Bulk API 2.0 query job (plain fields only; values come back as text).
+    public var bulk: Bool
 
-    public init(name: String, query: SOQLQuery, orderedByModification: Bool, batchSize: Int? = nil) {
+    public init(name: String, query: SOQLQuery, orderedByModification: Bool, batchSize: Int? = nil, bulk: Bool = false) {
         self.name = name
         self.query = query
-        self.orderedByModification = orderedByModification
+        self.orderedByModification = orderedByModification && !bulk
         self.batchSize = batchSize
+        self.bulk = bulk
     }
 }
 
