@@ -90,7 +90,7 @@ public struct ExtractCSVStage: Stage {
                     result.add(StageCounts.rejected, object: object)
                 }
             }
-            if batch.count >= 1000 {
+            if batch.count >= 5000 {
                 try await context.emit(batch)
                 batch.removeAll(keepingCapacity: true)
                 if context.shouldStop { break }

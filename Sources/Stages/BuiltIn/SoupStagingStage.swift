@@ -99,7 +99,7 @@ public struct SoupStagingStage: Stage {
         var result = StageResult()
         var rejects = RejectsWriter(directory: context.reportDirectory, stageId: context.stageId)
         var position = 0
-        for try await batch in context.inputBatches(batchSize: 2000) {
+        for try await batch in context.inputBatches(batchSize: 5000) {
             var records: [Staged] = batch.compactMap(\.objectValue).map { record in
                 position += 1
                 return Staged(position: position, record: record)
