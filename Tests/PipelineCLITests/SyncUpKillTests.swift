@@ -12,10 +12,10 @@ import Testing
     @Test func aKilledSyncUpResumesWithoutDuplicates() async throws {
         let directory = try PipelineCLITests.temporaryDirectory()
         let root = PipelineCLITests.packageRoot
-        let count = 120
+        let count = 200
         try ("Name\n" + (0..<count).map { "Kill \($0)" }.joined(separator: "\n") + "\n")
             .write(toFile: directory + "/accounts.csv", atomically: true, encoding: .utf8)
-        try #"{ "latencyMs": 40 }"#.write(toFile: directory + "/faults.json", atomically: true, encoding: .utf8)
+        try #"{ "latencyMs": 50 }"#.write(toFile: directory + "/faults.json", atomically: true, encoding: .utf8)
         try """
             { "name": "kill", "store": "store.sqlite",
               "org": { "emulator": { "seed": "\(root)/samples/org/seed.json", "faults": "faults.json" } },
@@ -41,7 +41,7 @@ import Testing
         for _ in 0..<1000 where synced < 10 {
             try await Task.sleep(for: .milliseconds(10))
             guard let reader = try? SoupStore.openForReading(path: store) else { continue }
-            synced = ((try? await reader.entries(in: "Accounts", limit: 1000)) ?? []).filter { !$0.isDirty && $0["Id"]?.stringValue?.hasPrefix("001") == true }.count
+            if let counts = try? await reader.counts(of: "Accounts"), counts.total == count { synced = counts.total - counts.dirty }
             try? reader.close()
         }
         kill(process.processIdentifier, SIGKILL)

@@ -7,7 +7,7 @@ import JSON
 /// Each soup is a table `TABLE_n(id, soup, created, lastModified, _local, _syncId, TABLE_n_0, …)`
 /// as in SmartStore; `_local` and `_syncId` are always present so dirty-entry and ghost queries
 /// work whether or not the app indexed `__local__` and `__sync_id__`.
-struct SoupTable {
+struct SoupTable: Sendable {
     let spec: SoupSpec
     let tableName: String
     /// Column name per index position; `nil` for json1 indexes, which have no column.

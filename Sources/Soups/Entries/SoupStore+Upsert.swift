@@ -9,12 +9,17 @@ extension SoupStore {
     /// An entry with `_soupEntryId` updates that entry. Otherwise, with `externalIdPath` other than
     /// `_soupEntryId`, the entry whose indexed `externalIdPath` equals the entry's value is updated
     /// (none: a new entry; several: an error). Sync flags are normalized to JSON booleans.
+    ///
+    /// The entries' JSON and index values are computed before the write transaction starts, so
+    /// the store's single writer spends its time in SQLite only.
     @discardableResult
     public func upsert(
         _ entries: [JSONObject], into soupName: String, externalIdPath: String = SyncField.soupEntryId
     ) async throws -> [JSONObject] {
-        try await pool.write { db in
-            try Self.upsert(entries, into: soupName, externalIdPath: externalIdPath, db)
+        let table = try await pool.read { db in try SoupTable.load(db, soupName: soupName) }
+        let prepared = try await entries.concurrentMap { PreparedEntry($0, table: table) }
+        return try await pool.write { db in
+            try Self.upsert(prepared, into: soupName, externalIdPath: externalIdPath, expecting: table, db)
         }
     }
 
@@ -22,16 +27,65 @@ extension SoupStore {
         _ entries: [JSONObject], into soupName: String, externalIdPath: String, _ db: Database
     ) throws -> [JSONObject] {
         let table = try SoupTable.load(db, soupName: soupName)
+        return try upsert(entries.map { PreparedEntry($0, table: table) }, into: soupName, externalIdPath: externalIdPath, expecting: table, db)
+    }
+
+    /// Writes prepared entries; prepares them again if the soup's indexes changed meanwhile.
+    static func upsert(
+        _ entries: [PreparedEntry], into soupName: String, externalIdPath: String, expecting prepared: SoupTable, _ db: Database
+    ) throws -> [JSONObject] {
+        let table = try SoupTable.load(db, soupName: soupName)
         if externalIdPath != SyncField.soupEntryId && table.spec.index(forPath: externalIdPath) == nil {
             throw SoupStoreError.notIndexed(soup: soupName, path: externalIdPath)
         }
+        let current = table.spec == prepared.spec ? entries : entries.map { PreparedEntry($0.entry, table: table) }
         let writer = try EntryWriter(table: table, db: db)
         var stored: [JSONObject] = []
         stored.reserveCapacity(entries.count)
-        for entry in entries {
+        for entry in current {
             stored.append(try writer.write(entry, externalIdPath: externalIdPath))
         }
         return stored
+    }
+}
+
+/// An entry made ready to write: flags normalized, its JSON text without the two fields the store
+/// sets (`_soupEntryId`, `_soupLastModifiedDate`, appended when written), and its index values.
+struct PreparedEntry: Sendable {
+    var entry: JSONObject
+    var json: [UInt8]
+    var indexValues: [DatabaseValue]
+    var local: Bool
+    var syncId: Int64?
+
+    init(_ input: JSONObject, table: SoupTable) {
+        var entry = input
+        entry.normalizeSyncFlags()
+        self.entry = entry
+        var body = entry
+        body[SyncField.soupEntryId] = nil
+        body[SyncField.soupLastModifiedDate] = nil
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(256)
+        JSONValue.object(body).write(into: &bytes)
+        json = bytes
+        let wrapped = JSONValue.object(entry)
+        indexValues = zip(table.spec.indexes, table.columns).compactMap { index, column in
+            guard column != nil else { return nil }
+            let value = index.path.contains(".") ? wrapped.value(atPath: index.path) : entry[index.path]
+            return SoupTable.columnValue(value, type: index.type)
+        }
+        local = entry.isDirty
+        syncId = entry[SyncField.syncId]?.integerValue
+    }
+
+    /// The stored JSON: the body with `_soupEntryId` and `_soupLastModifiedDate` appended.
+    func storedJSON(id: Int64, modified: Int64) -> String {
+        var bytes = json
+        bytes.removeLast()
+        if bytes.count > 1 { bytes.append(UInt8(ascii: ",")) }
+        bytes.append(contentsOf: "\"\(SyncField.soupEntryId)\":\(id),\"\(SyncField.soupLastModifiedDate)\":\(modified)}".utf8)
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
 
@@ -42,8 +96,6 @@ final class EntryWriter {
     let insert: Statement
     let update: Statement
     let now: Int64
-    /// Per index column: its path, whether the path is dotted, and its type.
-    private let columnIndexes: [(path: String, dotted: Bool, type: IndexType)]
     private var nextId: Int64
 
     init(table: SoupTable, db: Database) throws {
@@ -60,18 +112,14 @@ final class EntryWriter {
             UPDATE \(table.tableName) SET \(updateColumns.map { "\($0) = ?" }.joined(separator: ", ")) WHERE id = ?
             """)
         now = Int64(Date().timeIntervalSince1970 * 1000)
-        columnIndexes = zip(table.spec.indexes, table.columns).compactMap { index, column in
-            column == nil ? nil : (index.path, index.path.contains(where: { $0 == "." }), index.type)
-        }
         let sequence = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = ?", arguments: [table.tableName]) ?? 0
         let maxId = try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM \(table.tableName)") ?? 0
         nextId = max(sequence, maxId) + 1
     }
 
     /// Stores one entry; see ``SoupStore/upsert(_:into:externalIdPath:)``.
-    func write(_ input: JSONObject, externalIdPath: String) throws -> JSONObject {
-        var entry = input
-        entry.normalizeSyncFlags()
+    func write(_ prepared: PreparedEntry, externalIdPath: String) throws -> JSONObject {
+        var entry = prepared.entry
         let existingId = try self.existingId(of: entry, externalIdPath: externalIdPath)
         let id: Int64
         if let existingId {
@@ -82,36 +130,26 @@ final class EntryWriter {
         }
         entry[SyncField.soupEntryId] = .integer(id)
         entry[SyncField.soupLastModifiedDate] = .integer(now)
-        var text: [UInt8] = []
-        text.reserveCapacity(256)
-        JSONValue.object(entry).write(into: &text)
-        let soupText = String(decoding: text, as: UTF8.self).databaseValue
-        let local = (entry.isDirty ? 1 : 0 as Int64).databaseValue
-        let syncId = entry[SyncField.syncId]?.integerValue?.databaseValue ?? .null
-        let wrapped = JSONValue.object(entry)
-        var indexValues: [DatabaseValue] = []
-        indexValues.reserveCapacity(columnIndexes.count)
-        for index in columnIndexes {
-            let value = index.dotted ? wrapped.value(atPath: index.path) : entry[index.path]
-            indexValues.append(SoupTable.columnValue(value, type: index.type))
-        }
+        let soupText = prepared.storedJSON(id: id, modified: now).databaseValue
+        let local = (prepared.local ? 1 : 0 as Int64).databaseValue
+        let syncId = prepared.syncId?.databaseValue ?? .null
         // Arguments as existentials: GRDB's generic `StatementArguments` initializer is not
         // specialized across modules and costs a key path per value.
         var arguments: [(any DatabaseValueConvertible)?] = []
-        arguments.reserveCapacity(6 + indexValues.count)
+        arguments.reserveCapacity(7 + prepared.indexValues.count)
         if existingId != nil {
             arguments += [soupText, now, local, syncId]
-            arguments += indexValues.map { $0 as any DatabaseValueConvertible }
+            arguments += prepared.indexValues.map { $0 as any DatabaseValueConvertible }
             arguments.append(id)
             update.setUncheckedArguments(StatementArguments(arguments))
             try update.execute()
         } else {
             arguments += [id, soupText, now, now, local, syncId]
-            arguments += indexValues.map { $0 as any DatabaseValueConvertible }
+            arguments += prepared.indexValues.map { $0 as any DatabaseValueConvertible }
             insert.setUncheckedArguments(StatementArguments(arguments))
             try insert.execute()
         }
-        if table.hasFullText { try writeFullText(id: id, entry: wrapped, replacing: existingId != nil) }
+        if table.hasFullText { try writeFullText(id: id, entry: .object(entry), replacing: existingId != nil) }
         return entry
     }
 

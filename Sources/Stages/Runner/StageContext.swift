@@ -32,8 +32,9 @@ public struct StageContext: Sendable {
 
     /// The records of every `from` stage, in order, a batch at a time — followed as they are
     /// written when a `from` stage is still running.
-    public func inputBatches(batchSize: Int = 1000) -> DatasetBatches {
-        store.datasetBatches(inputs, batchSize: batchSize, feed: feed)
+    /// The next batch is read while the stage works on the current one.
+    public func inputBatches(batchSize: Int = 1000) -> PrefetchingBatches {
+        PrefetchingBatches(base: store.datasetBatches(inputs, batchSize: batchSize, feed: feed))
     }
 
     /// Appends records to this stage's output dataset (read by stages that name it in `from`).
