@@ -15,7 +15,7 @@ import Testing
         let count = 200
         try ("Name\n" + (0..<count).map { "Kill \($0)" }.joined(separator: "\n") + "\n")
             .write(toFile: directory + "/accounts.csv", atomically: true, encoding: .utf8)
-        try #"{ "latencyMs": 50 }"#.write(toFile: directory + "/faults.json", atomically: true, encoding: .utf8)
+        try #"{ "latencyMs": 80 }"#.write(toFile: directory + "/faults.json", atomically: true, encoding: .utf8)
         try """
             { "name": "kill", "store": "store.sqlite",
               "org": { "emulator": { "seed": "\(root)/samples/org/seed.json", "faults": "faults.json" } },
@@ -41,7 +41,10 @@ import Testing
         for _ in 0..<1000 where synced < 10 {
             try await Task.sleep(for: .milliseconds(10))
             guard let reader = try? SoupStore.openForReading(path: store) else { continue }
-            if let counts = try? await reader.counts(of: "Accounts"), counts.total == count { synced = counts.total - counts.dirty }
+            // Once the sync up runs, entries leave the dirty set as the org confirms them.
+            if (try? await reader.sync(named: "up"))?.status == .running, let counts = try? await reader.counts(of: "Accounts") {
+                synced = counts.total - counts.dirty
+            }
             try? reader.close()
         }
         kill(process.processIdentifier, SIGKILL)

@@ -87,7 +87,11 @@ struct SyncsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "syncs",
         abstract: "List a store's named syncs and their states.",
-        discussion: "With --json, one Mobile SDK SyncState object per line (times in epoch milliseconds, -1 when unset).")
+        discussion: """
+            With --json, one Mobile SDK SyncState object per line (times in epoch milliseconds, -1 when unset). \
+            A sync recorded as RUNNING while no run holds the store belongs to a process that died: it shows as STOPPED \
+            (and the next run resumes it).
+            """)
 
     @Argument(help: "The store's SQLite file.")
     var store: String
@@ -97,7 +101,13 @@ struct SyncsCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await readingStore(store) { soupStore in
-            let syncs = try await soupStore.syncs()
+            // No run holds the store: a RUNNING sync was left by a process that died.
+            let runActive = (try? StoreLock(storePath: store)).map { lock in lock.release(); return false } ?? true
+            let syncs = try await soupStore.syncs().map { sync in
+                var shown = sync
+                if !runActive && sync.status == .running { shown.status = .stopped }
+                return shown
+            }
             if json {
                 for sync in syncs { Console.output(sync.json.jsonString) }
                 return

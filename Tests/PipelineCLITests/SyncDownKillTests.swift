@@ -1,0 +1,58 @@
+import Foundation
+import JSON
+import Soups
+import Testing
+
+/// A sync down killed (SIGKILL) between pages: the store shows it STOPPED, and the next run resumes
+/// it and ends with every record stored once.
+@Suite struct SyncDownKillTests {
+    @Test func aKilledSyncDownShowsStoppedAndResumes() async throws {
+        let directory = try PipelineCLITests.temporaryDirectory()
+        let root = PipelineCLITests.packageRoot
+        let count = 3000
+        var seed = try JSONParser.parse(String(contentsOfFile: root + "/samples/org/seed.json", encoding: .utf8)).objectValue!
+        seed["records"] = .array((0..<count).map { ["type": "Account", "fields": ["Name": .string("K\($0)")]] })
+        try JSONValue.object(seed).jsonString.write(toFile: directory + "/seed.json", atomically: true, encoding: .utf8)
+        try #"{ "latencyMs": 150 }"#.write(toFile: directory + "/faults.json", atomically: true, encoding: .utf8)
+        try """
+            { "name": "kill-down", "store": "store.sqlite",
+              "org": { "emulator": { "seed": "seed.json", "faults": "faults.json" } },
+              "soups": [ { "soupName": "Accounts", "indexes": [ { "path": "Id", "type": "string" } ] } ],
+              "syncs": [ { "syncName": "down", "syncType": "syncDown", "soupName": "Accounts",
+                           "target": { "type": "soql", "query": "SELECT Name FROM Account WHERE Name LIKE 'K%'", "maxBatchSize": 200 } } ],
+              "stages": [ { "id": "down", "type": "syncDown", "sync": "down" } ] }
+            """.write(toFile: directory + "/pipeline.json", atomically: true, encoding: .utf8)
+        let store = directory + "/store.sqlite"
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: root + "/.build/debug/pipeline")
+        process.arguments = ["run", directory + "/pipeline.json"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var stored = 0
+        for _ in 0..<3000 where stored < 200 {
+            try await Task.sleep(for: .milliseconds(10))
+            guard let reader = try? SoupStore.openForReading(path: store) else { continue }
+            stored = (try? await reader.counts(of: "Accounts").total) ?? 0
+            try? reader.close()
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(stored >= 200 && stored < count, "killed part-way (\(stored) of \(count) stored)")
+
+        let shown = try PipelineCLITests.pipeline(["syncs", store, "--json"])
+        let state = try JSONParser.parse(shown.stdout.split(separator: "\n").first.map(String.init) ?? "")
+        #expect(state["status"] == "STOPPED", "the dead run's sync shows STOPPED: \(shown.stdout)")
+        #expect((state["maxTimeStamp"]?.integerValue ?? -1) > 0, "the pages stored before the kill moved maxTimeStamp")
+
+        let again = try PipelineCLITests.pipeline(["run", directory + "/pipeline.json"])
+        #expect(again.exitCode == 0, "\(again.stdout)\(again.stderr)")
+        #expect(again.stderr.contains("RUNNING when its process died") || again.stdout.contains("RUNNING when its process died"))
+        let entries = try await SoupStore.openForReading(path: store).entries(in: "Accounts", limit: 10_000)
+        #expect(entries.count == count, "every record stored, none twice")
+        #expect(Set(entries.compactMap { $0["Id"]?.stringValue }).count == count)
+        let done = try PipelineCLITests.pipeline(["syncs", store, "--json"])
+        #expect(try JSONParser.parse(done.stdout.split(separator: "\n").first.map(String.init) ?? "")["status"] == "DONE")
+    }
+}
