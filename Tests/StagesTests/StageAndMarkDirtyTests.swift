@@ -52,6 +52,28 @@ import Testing
         #expect(merged[0]["Id"] == created[0]["Id"])
     }
 
+    @Test func aKeyRepeatedInTheNextBatchUpdatesTheEntryWrittenBefore() async throws {
+        let directory = try makeTemporaryDirectory()
+        // Batches hold 5,000 records: row 5,001 repeats row 1's key, row 10,001 repeats row 5,002's.
+        var csv = "Name,Industry\n"
+        for index in 0..<5000 { csv += "Account \(index),First\n" }
+        csv += "Account 0,Second\n"
+        for index in 5000..<9999 { csv += "Account \(index),First\n" }
+        csv += "Account 5000,Third\n"
+        try write(csv, to: "accounts.csv", in: directory)
+        let (outcome, store) = try await run(directory, """
+            [ { "id": "csv", "type": "extract.csv", "file": "accounts.csv", "sobjectType": "Account" },
+              { "id": "stage", "type": "stage", "from": "csv", "soup": "AccountSoup", "matchOn": "Name" } ]
+            """)
+        #expect(outcome.exitCode == 0)
+        #expect(outcome.report.stages[1].counts["created"] == 9999)
+        #expect(outcome.report.stages[1].counts["updated"] == 2)
+        let all = try await store.entries(in: "AccountSoup", limit: 20_000)
+        #expect(all.count == 9999, "no duplicate entries")
+        #expect(all.first { $0["Name"] == "Account 0" }?["Industry"] == "Second")
+        #expect(all.first { $0["Name"] == "Account 5000" }?["Industry"] == "Third")
+    }
+
     @Test func childrenAndParentLinksCarryLocalIds() async throws {
         let directory = try makeTemporaryDirectory()
         try write("Name\nAcme\n", to: "accounts.csv", in: directory)

@@ -35,6 +35,8 @@ public final class SoupStore: Sendable {
                 // 32 MB of page cache per connection (SQLite's default is 2 MB): a soup's index
                 // B-trees stay in memory while a million entries go in.
                 try db.execute(sql: "PRAGMA cache_size = -32768")
+                // Checkpoint the WAL every 32 MB rather than every 4 MB: fewer syncs during bulk loads.
+                try db.execute(sql: "PRAGMA wal_autocheckpoint = 8192")
             }
             try FileManager.default.createDirectory(
                 at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true)

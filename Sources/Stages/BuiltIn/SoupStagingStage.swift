@@ -99,6 +99,10 @@ public struct SoupStagingStage: Stage {
         var result = StageResult()
         var rejects = RejectsWriter(directory: context.reportDirectory, stageId: context.stageId)
         var position = 0
+        /// The previous batch's write, still running, and its match keys.
+        var pendingWrite: Task<Void, Error>?
+        var pendingKeys = Set<JSONValue>()
+        defer { pendingWrite?.cancel() }
         for try await batch in context.inputBatches(batchSize: 5000) {
             var records: [Staged] = batch.compactMap(\.objectValue).map { record in
                 position += 1
@@ -115,21 +119,33 @@ public struct SoupStagingStage: Stage {
                 }
                 for index in records.indices { records[index].record[children.relationship] = nil }
             }
-            let stored = try await write(records, into: soup, matchOn: matchOn, context: context, result: &result, rejects: &rejects)
-            if let children {
-                var childRecords: [Staged] = []
-                for ((entry, kids), parentRecord) in zip(zip(stored, nested), records) {
-                    guard let entry, let parentId = entry["Id"] else { continue }
-                    for var kid in kids {
-                        kid[children.parentIdField] = parentId
-                        childRecords.append(Staged(position: parentRecord.position, record: kid))
-                    }
-                }
-                _ = try await write(childRecords, into: children.soup, matchOn: children.matchOn, context: context, result: &result,
-                                    rejects: &rejects)
+            guard let children else {
+                // Without children nothing waits for this batch's ids: its write overlaps the next
+                // batch's matching — unless a key repeats across the two, which must see the write.
+                let keys = Set(records.compactMap { $0.record[matchOn] })
+                if !keys.isDisjoint(with: pendingKeys) { try await pendingWrite?.value }
+                let plan = try await plan(records, into: soup, matchOn: matchOn, context: context, result: &result, rejects: &rejects)
+                try await pendingWrite?.value
+                let store = context.store, soup = soup
+                pendingWrite = Task { _ = try await store.upsert(plan.toStore, into: soup) }
+                pendingKeys = keys
+                if context.shouldStop { break }
+                continue
             }
+            let stored = try await write(records, into: soup, matchOn: matchOn, context: context, result: &result, rejects: &rejects)
+            var childRecords: [Staged] = []
+            for ((entry, kids), parentRecord) in zip(zip(stored, nested), records) {
+                guard let entry, let parentId = entry["Id"] else { continue }
+                for var kid in kids {
+                    kid[children.parentIdField] = parentId
+                    childRecords.append(Staged(position: parentRecord.position, record: kid))
+                }
+            }
+            _ = try await write(childRecords, into: children.soup, matchOn: children.matchOn, context: context, result: &result,
+                                rejects: &rejects)
             if context.shouldStop { break }
         }
+        try await pendingWrite?.value
         try rejects.close()
         return result
     }
@@ -158,19 +174,40 @@ public struct SoupStagingStage: Stage {
         return linked
     }
 
+    /// What a batch will write: the entries to store, and per record where its entry will be.
+    struct WritePlan {
+        /// Per record: its entry's index in `toStore`, the unchanged entry, or nothing.
+        enum Slot { case stored(Int), unchanged(JSONObject), none }
+        var toStore: [JSONObject] = []
+        var positions: [Slot] = []
+    }
+
     /// Matches, merges and stores records in one soup; returns each record's stored entry (nil when
     /// it was rejected or left alone on conflict).
     func write(_ records: [Staged], into soupName: String, matchOn: String, context: StageContext, result: inout StageResult,
                rejects: inout RejectsWriter) async throws -> [JSONObject?]
     {
-        guard !records.isEmpty else { return [] }
+        let plan = try await plan(records, into: soupName, matchOn: matchOn, context: context, result: &result, rejects: &rejects)
+        let stored = try await context.store.upsert(plan.toStore, into: soupName)
+        return plan.positions.map { slot in
+            switch slot {
+            case .stored(let index): return stored[index]
+            case .unchanged(let entry): return entry
+            case .none: return nil
+            }
+        }
+    }
+
+    /// Matches records to the soup's entries and merges them; counts and rejects each record.
+    func plan(_ records: [Staged], into soupName: String, matchOn: String, context: StageContext, result: inout StageResult,
+              rejects: inout RejectsWriter) async throws -> WritePlan
+    {
+        guard !records.isEmpty else { return WritePlan() }
         let keys = records.compactMap { $0.record[matchOn] }.filter { !$0.isNull }
         let existing = try await context.store.entries(in: soupName, where: matchOn, in: keys)
         var toStore: [JSONObject] = []
         var localIds = LocalIdSequence()
-        /// Per record: where its entry will be (an index into `toStore`), the unchanged entry, or nothing.
-        enum Slot { case stored(Int), unchanged(JSONObject), none }
-        var positions: [Slot] = []
+        var positions: [WritePlan.Slot] = []
         var claimed = Set<Int64>()
         for staged in records {
             let record = staged.record
@@ -219,14 +256,7 @@ public struct SoupStagingStage: Stage {
                 toStore.append(entry)
             }
         }
-        let stored = try await context.store.upsert(toStore, into: soupName)
-        return positions.map { slot in
-            switch slot {
-            case .stored(let index): return stored[index]
-            case .unchanged(let entry): return entry
-            case .none: return nil
-            }
-        }
+        return WritePlan(toStore: toStore, positions: positions)
     }
 
     static func type(of record: JSONObject) -> String? {
