@@ -18,34 +18,39 @@ extension SoupStore {
     ) async throws -> [JSONObject] {
         let table = try await pool.read { db in try SoupTable.load(db, soupName: soupName) }
         let prepared = try await entries.concurrentMap { PreparedEntry($0, table: table) }
-        return try await pool.write { db in
-            try Self.upsert(prepared, into: soupName, externalIdPath: externalIdPath, expecting: table, db)
+        let (ids, modified) = try await pool.write { db in
+            try Self.write(prepared, into: soupName, externalIdPath: externalIdPath, expecting: table, db)
         }
+        // The stored entries are assembled after the transaction, off the store's writer.
+        return zip(prepared, ids).map { entry, id in entry.stored(id: id, modified: modified) }
     }
 
     static func upsert(
         _ entries: [JSONObject], into soupName: String, externalIdPath: String, _ db: Database
     ) throws -> [JSONObject] {
         let table = try SoupTable.load(db, soupName: soupName)
-        return try upsert(entries.map { PreparedEntry($0, table: table) }, into: soupName, externalIdPath: externalIdPath, expecting: table, db)
+        let prepared = entries.map { PreparedEntry($0, table: table) }
+        let (ids, modified) = try write(prepared, into: soupName, externalIdPath: externalIdPath, expecting: table, db)
+        return zip(prepared, ids).map { entry, id in entry.stored(id: id, modified: modified) }
     }
 
-    /// Writes prepared entries; prepares them again if the soup's indexes changed meanwhile.
-    static func upsert(
+    /// Writes prepared entries (preparing them again if the soup's indexes changed meanwhile);
+    /// returns their `_soupEntryId`s and the `_soupLastModifiedDate` they were given.
+    static func write(
         _ entries: [PreparedEntry], into soupName: String, externalIdPath: String, expecting prepared: SoupTable, _ db: Database
-    ) throws -> [JSONObject] {
+    ) throws -> (ids: [Int64], modified: Int64) {
         let table = try SoupTable.load(db, soupName: soupName)
         if externalIdPath != SyncField.soupEntryId && table.spec.index(forPath: externalIdPath) == nil {
             throw SoupStoreError.notIndexed(soup: soupName, path: externalIdPath)
         }
         let current = table.spec == prepared.spec ? entries : entries.map { PreparedEntry($0.entry, table: table) }
         let writer = try EntryWriter(table: table, db: db)
-        var stored: [JSONObject] = []
-        stored.reserveCapacity(entries.count)
+        var ids: [Int64] = []
+        ids.reserveCapacity(entries.count)
         for entry in current {
-            stored.append(try writer.write(entry, externalIdPath: externalIdPath))
+            ids.append(try writer.write(entry, externalIdPath: externalIdPath))
         }
-        return stored
+        return (ids, writer.now)
     }
 }
 
@@ -77,6 +82,15 @@ struct PreparedEntry: Sendable {
         }
         local = entry.isDirty
         syncId = entry[SyncField.syncId]?.integerValue
+    }
+
+    /// The entry as stored: with its `_soupEntryId` and `_soupLastModifiedDate`.
+    func stored(id: Int64, modified: Int64) -> JSONObject {
+        var stored = entry
+        stored.reserveCapacity(stored.count + 2)
+        stored[SyncField.soupEntryId] = .integer(id)
+        stored[SyncField.soupLastModifiedDate] = .integer(modified)
+        return stored
     }
 
     /// The stored JSON: the body with `_soupEntryId` and `_soupLastModifiedDate` appended.
@@ -117,10 +131,9 @@ final class EntryWriter {
         nextId = max(sequence, maxId) + 1
     }
 
-    /// Stores one entry; see ``SoupStore/upsert(_:into:externalIdPath:)``.
-    func write(_ prepared: PreparedEntry, externalIdPath: String) throws -> JSONObject {
-        var entry = prepared.entry
-        let existingId = try self.existingId(of: entry, externalIdPath: externalIdPath)
+    /// Stores one entry and returns its `_soupEntryId`; see ``SoupStore/upsert(_:into:externalIdPath:)``.
+    func write(_ prepared: PreparedEntry, externalIdPath: String) throws -> Int64 {
+        let existingId = try self.existingId(of: prepared.entry, externalIdPath: externalIdPath)
         let id: Int64
         if let existingId {
             id = existingId
@@ -128,8 +141,6 @@ final class EntryWriter {
             id = nextId
             nextId += 1
         }
-        entry[SyncField.soupEntryId] = .integer(id)
-        entry[SyncField.soupLastModifiedDate] = .integer(now)
         let soupText = prepared.storedJSON(id: id, modified: now).databaseValue
         let local = (prepared.local ? 1 : 0 as Int64).databaseValue
         let syncId = prepared.syncId?.databaseValue ?? .null
@@ -149,8 +160,8 @@ final class EntryWriter {
             insert.setUncheckedArguments(StatementArguments(arguments))
             try insert.execute()
         }
-        if table.hasFullText { try writeFullText(id: id, entry: .object(entry), replacing: existingId != nil) }
-        return entry
+        if table.hasFullText { try writeFullText(id: id, entry: .object(prepared.entry), replacing: existingId != nil) }
+        return id
     }
 
     private func existingId(of entry: JSONObject, externalIdPath: String) throws -> Int64? {
