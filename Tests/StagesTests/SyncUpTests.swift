@@ -190,3 +190,50 @@ import Testing
         #expect(quietEntry["LastModifiedDate"] == serverQuiet.first?["LastModifiedDate"])
     }
 }
+
+/// A user's own stage driving the sync-up engine with its own target: the seam a custom target uses.
+struct CustomSyncUpStage: Stage {
+    static let typeName = "test.customSyncUp"
+    static let countKeys = [StageCounts.created]
+
+    /// Sends every dirty Accounts entry as an Account, whatever its `attributes`.
+    struct AccountsTarget: SyncUpTarget {
+        var preferredTransport: SyncUpTransport { .composite }
+        var hasChildren: Bool { false }
+        let base = SoupSyncUpTarget(soupName: "Accounts", createFieldlist: ["Name"], updateFieldlist: ["Name"])
+
+        func candidateIds(in store: SoupStore) async throws -> [Int64] { try await base.candidateIds(in: store) }
+
+        func trees(for ids: [Int64], in store: SoupStore) async throws -> [SyncUpTree] {
+            try await base.trees(for: ids, in: store).map { tree in
+                var tree = tree
+                tree.parent.objectType = "Account"
+                return tree
+            }
+        }
+    }
+
+    init(settings: StageSettings) throws {}
+
+    func run(in context: StageContext) async throws -> StageResult {
+        try await SyncUpStage.syncUp(AccountsTarget(), sync: "custom", mergeMode: .overwrite, in: context)
+    }
+}
+
+@Suite struct CustomSyncUpTargetTests {
+    @Test func aUserTargetRunsThroughTheEngine() async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: """
+            [ { "syncName": "custom", "syncType": "syncUp", "soupName": "Accounts", "target": {} } ]
+            """, stages: #"[ { "id": "mine", "type": "test.customSyncUp" } ]"#)
+        var untyped = SyncHarness.local("Account", "local_1", ["Name": "No attributes"])
+        untyped["attributes"] = nil
+        try await bench.put([untyped], into: "Accounts", pipeline)
+        let outcome = try await bench.run(pipeline)
+        #expect(outcome.exitCode == 0, "\(outcome.report.stages[0].error ?? "")")
+        #expect(outcome.report.stages[0].byObject == ["Account": ["created": 1]])
+        #expect(outcome.report.api.byKind["composite"] == 1, "the target's own transport")
+        #expect(try await bench.query("SELECT Id FROM Account WHERE Name = 'No attributes'").count == 1)
+    }
+}

@@ -116,6 +116,7 @@ struct CountingStage: Stage {
 var testRegistry: StageRegistry {
     var registry = StageRegistry.builtIn
     registry.register(CountingStage.self)
+    registry.register(CustomSyncUpStage.self)
     return registry
 }
 

@@ -57,17 +57,20 @@ public struct SyncDownStage: Stage {
         }
     }
 
-    static func context(for sync: SyncDefinition, tracker: SyncStateTracker, in context: StageContext) async throws -> SyncDownContext {
-        SyncDownContext(client: try await context.org(), store: context.store, syncId: await tracker.state.id,
-                        mergeMode: MergeMode(options: sync.options))
+    static func run(sync: SyncDefinition, target: any SyncDownTarget, incremental: Bool, context: StageContext) async throws -> StageResult {
+        try await syncDown(target, sync: sync.name, mergeMode: MergeMode(options: sync.options), incremental: incremental, in: context)
     }
 
-    /// Runs the sync down, leaving the sync FAILED with the reason when it cannot finish.
-    static func run(sync: SyncDefinition, target: any SyncDownTarget, incremental: Bool, context: StageContext) async throws -> StageResult {
-        let tracker = try await SyncStateTracker(name: sync.name, store: context.store, progress: context.progress)
+    /// Runs a sync down of any ``SyncDownTarget`` — a user's own included — under the named sync's
+    /// state (the sync must exist in the store), leaving it FAILED with the reason when it cannot
+    /// finish. `incremental` fetches from the sync's `maxTimeStamp`, as `resync` does.
+    public static func syncDown(_ target: any SyncDownTarget, sync name: String, mergeMode: MergeMode, incremental: Bool,
+                                in context: StageContext) async throws -> StageResult {
+        let tracker = try await SyncStateTracker(name: name, store: context.store, progress: context.progress)
         do {
-            let engine = SyncDownEngine(target: target, context: try await Self.context(for: sync, tracker: tracker, in: context),
-                                        tracker: tracker, logger: context.logger)
+            let syncContext = SyncDownContext(client: try await context.org(), store: context.store, syncId: await tracker.state.id,
+                                              mergeMode: mergeMode)
+            let engine = SyncDownEngine(target: target, context: syncContext, tracker: tracker, logger: context.logger)
             return try await engine.run(incremental: incremental)
         } catch {
             if await tracker.state.status == .running {

@@ -90,7 +90,18 @@ public struct SyncUpStage: Stage {
 
     public func run(in context: StageContext) async throws -> StageResult {
         if inline { try await context.store.createSync(sync.initialState) }
-        let tracker = try await SyncStateTracker(name: sync.name, store: context.store, progress: context.progress)
+        return try await Self.syncUp(target, sync: sync.name, mergeMode: MergeMode(options: sync.options), strategy: strategy,
+                                     bulkThreshold: bulkThreshold, maxInFlight: maxInFlight,
+                                     minApiRemainingPercent: minApiRemainingPercent, in: context)
+    }
+
+    /// Runs a sync up of any ``SyncUpTarget`` — a user's own included — under the named sync's
+    /// state, with the journal, packing, conflict check, result files and dry-run plan of the
+    /// built-in targets. The sync must exist in the store (declared in the pipeline's `syncs`).
+    public static func syncUp(_ target: any SyncUpTarget, sync name: String, mergeMode: MergeMode, strategy: SyncUpStrategy = .auto,
+                              bulkThreshold: Int = 2000, maxInFlight: Int? = nil, minApiRemainingPercent: Double? = nil,
+                              in context: StageContext) async throws -> StageResult {
+        let tracker = try await SyncStateTracker(name: name, store: context.store, progress: context.progress)
         try await tracker.start()
         let files = SyncUpResultFiles(directory: context.reportDirectory, stageId: context.stageId)
         let result: StageResult
@@ -98,7 +109,7 @@ public struct SyncUpStage: Stage {
             let client = try await context.org()
             let engine = SyncUpEngine(
                 target: target,
-                settings: .init(syncName: sync.name, mergeMode: MergeMode(options: sync.options), strategy: strategy,
+                settings: .init(syncName: name, mergeMode: mergeMode, strategy: strategy,
                                 bulkThreshold: bulkThreshold, maxInFlight: maxInFlight ?? Self.orgMaxInFlight(context),
                                 minApiRemainingPercent: minApiRemainingPercent, dryRun: context.dryRun, stageId: context.stageId),
                 store: context.store, client: client, tracker: tracker, files: files, logger: context.logger,
