@@ -14,9 +14,12 @@ public struct ParentChildrenSyncDownTarget: SyncDownTarget {
     public var childrenFields: [String]
     public var parentFilter: SOQLCondition?
     public var relationship: RelationshipType
+    /// Parents per page (`maxBatchSize`, 200–2,000; the org's default when `nil`).
+    public var batchSize: Int?
 
     public init(parent: ParentInfo, children: ChildrenInfo, parentFieldlist: [String], childrenFieldlist: [String],
-                parentSoqlFilter: String?, relationship: RelationshipType) throws {
+                parentSoqlFilter: String?, relationship: RelationshipType, batchSize: Int? = nil) throws {
+        self.batchSize = batchSize
         self.parent = parent
         self.children = children
         parentFields = Self.withKeys(parentFieldlist, parent.idFieldName, parent.modificationDateFieldName)
@@ -45,10 +48,12 @@ public struct ParentChildrenSyncDownTarget: SyncDownTarget {
         return query
     }
 
-    /// Children changed since `since` whose parent is in the sync, whatever the parent's date.
+    /// Children changed since `since` whose parent is in the sync but unchanged since then (a
+    /// changed parent comes with all its children in the parents query, so no child is read twice).
     func changedChildrenQuery(since: Int64) throws -> SOQLQuery {
         var parents = try SOQLQuery(selecting: [parent.idFieldName], from: parent.sobjectType)
         if let parentFilter { parents.addFilter(parentFilter) }
+        parents.addFilter(try Self.unchangedSince(parent.modificationDateFieldName, since))
         var query = try SOQLQuery(selecting: childrenFields + [children.parentIdFieldName].filter { !childrenFields.contains($0) },
                                   from: children.sobjectType)
         query.addFilter(.comparison(SOQLComparison(try SOQLFieldPath(children.parentIdFieldName), .in, .subquery(parents))))
@@ -61,8 +66,11 @@ public struct ParentChildrenSyncDownTarget: SyncDownTarget {
     /// so `maxTimeStamp` can follow them and a stopped sync resumes without missing a child).
     public func queries(since: Int64?) throws -> [SyncDownQuery] {
         var list: [SyncDownQuery] = []
-        if let since { list.append(SyncDownQuery(name: "children", query: try changedChildrenQuery(since: since), orderedByModification: false)) }
-        list.append(SyncDownQuery(name: "parents", query: try parentQuery(since: since), orderedByModification: true))
+        if let since {
+            list.append(SyncDownQuery(name: "children", query: try changedChildrenQuery(since: since), orderedByModification: false,
+                                      batchSize: batchSize))
+        }
+        list.append(SyncDownQuery(name: "parents", query: try parentQuery(since: since), orderedByModification: true, batchSize: batchSize))
         return list
     }
 
@@ -110,7 +118,7 @@ public struct ParentChildrenSyncDownTarget: SyncDownTarget {
                 child[children.parentIdFieldName] = parentId
                 let (entry, change) = SyncedEntry.make(child, over: current, syncId: context.syncId)
                 outcome.result.add(SyncedEntry.countKey(change), object: children.sobjectType)
-                outcome.stored(date: ServerTimestamp.milliseconds(kid[children.modificationDateFieldName]))
+                outcome.stored(nestedDate: ServerTimestamp.milliseconds(kid[children.modificationDateFieldName]))
                 if change != .unchanged { changes.save(entry, in: children.soupName) }
             }
         }

@@ -76,7 +76,8 @@ public struct SOQLSyncDownTarget: SyncDownTarget {
     public func cleanGhosts(in context: SyncDownContext) async throws -> StageResult {
         var idsQuery = query
         idsQuery.select = [.field(try SOQLFieldPath(idFieldName))]
-        idsQuery.orderBy = []
+        // The order matters only when a LIMIT or OFFSET picks which records the query holds.
+        if idsQuery.limit == nil && idsQuery.offset == nil { idsQuery.orderBy = [] }
         var remote = Set<String>()
         for try await page in context.client.queryPages(idsQuery) {
             for record in page.records { remote.insert(SyncedEntry.key(record[idFieldName])) }

@@ -34,9 +34,11 @@ struct SyncDownEngine {
                 }
                 let outcome = try await target.save(page.records, from: query, in: context)
                 for (object, counts) in outcome.result.byObject { for (key, value) in counts { result.add(key, value, object: object) } }
-                if let stamp = outcome.maxTimeStamp {
-                    newest = max(newest, stamp)
-                    if query.orderedByModification { try await tracker.raiseMaxTimeStamp(to: stamp) }
+                if let stamp = outcome.maxTimeStamp { newest = max(newest, stamp) }
+                // Mid-run, maxTimeStamp follows only the field the query is ordered by: a nested
+                // child newer than the parents of later pages must not let a resume skip them.
+                if query.orderedByModification, let stamp = outcome.orderedMaxTimeStamp {
+                    try await tracker.raiseMaxTimeStamp(to: stamp)
                 }
                 done += page.records.count
                 try await tracker.advance(done: done)

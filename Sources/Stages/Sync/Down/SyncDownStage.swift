@@ -47,7 +47,8 @@ public struct SyncDownStage: Stage {
                 parentFieldlist: json["parentFieldlist"]?.arrayValue?.compactMap(\.stringValue) ?? [],
                 childrenFieldlist: json["childrenFieldlist"]?.arrayValue?.compactMap(\.stringValue) ?? [],
                 parentSoqlFilter: json["parentSoqlFilter"]?.stringValue,
-                relationship: RelationshipType(rawValue: json["relationshipType"]?.stringValue ?? "") ?? .masterDetail)
+                relationship: RelationshipType(rawValue: json["relationshipType"]?.stringValue ?? "") ?? .masterDetail,
+                batchSize: json["maxBatchSize"]?.integerValue.map(Int.init))
         case .soql?, nil:
             return try SOQLSyncDownTarget(
                 query: json["query"]?.stringValue ?? "", soupName: sync.soupName,

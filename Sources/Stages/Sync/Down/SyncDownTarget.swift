@@ -55,11 +55,25 @@ public struct SyncDownPageOutcome: Sendable {
     public var result = StageResult()
     /// The newest modification date among the records stored (epoch milliseconds).
     public var maxTimeStamp: Int64?
+    /// The newest modification date among the stored records the query is ordered by — the parents
+    /// of a parent-children page, not their nested children: how far an ordered query has got, so
+    /// where a stopped or failed sync may resume from.
+    public var orderedMaxTimeStamp: Int64?
 
     public init() {}
 
-    /// Takes `date` into account for ``maxTimeStamp``.
+    /// Takes the date of a stored record the query is ordered by into account (for both
+    /// ``maxTimeStamp`` and ``orderedMaxTimeStamp``).
     public mutating func stored(date: Int64?) {
+        guard let date else { return }
+        maxTimeStamp = max(maxTimeStamp ?? date, date)
+        orderedMaxTimeStamp = max(orderedMaxTimeStamp ?? date, date)
+    }
+
+    /// Takes the date of a stored record nested in another (a child fetched with its parent) into
+    /// account for ``maxTimeStamp`` only: the query is not ordered by it, so a later page may still
+    /// hold parents older than this child.
+    public mutating func stored(nestedDate date: Int64?) {
         guard let date else { return }
         maxTimeStamp = max(maxTimeStamp ?? date, date)
     }
@@ -69,9 +83,18 @@ extension SyncDownTarget {
     /// `field >= since` as a SOQL condition (org timestamps have whole seconds: `>=` misses nothing
     /// changed in the same second as the last sync; what comes again is stored unchanged).
     static func changedSince(_ field: String, _ since: Int64) throws -> SOQLCondition {
+        try .compare(field, .greaterThanOrEqual, .dateTime(instant(since)))
+    }
+
+    /// `field < since` as a SOQL condition: unchanged since `since`.
+    static func unchangedSince(_ field: String, _ since: Int64) throws -> SOQLCondition {
+        try .compare(field, .lessThan, .dateTime(instant(since)))
+    }
+
+    private static func instant(_ since: Int64) throws -> SOQLDateTime {
         guard let instant = SOQLDateTime(epochMilliseconds: since) else {
             throw StageFailure(.failed, "the sync's maxTimeStamp \(since) is not a date")
         }
-        return try .compare(field, .greaterThanOrEqual, .dateTime(instant))
+        return instant
     }
 }
