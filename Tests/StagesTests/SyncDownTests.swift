@@ -213,7 +213,7 @@ import Testing
         let cleanEnergy = try bench.pipeline(syncs: syncs, stages: #"[ { "id": "ghosts", "type": "cleanGhosts", "sync": "energy" } ]"#)
         let first = try await bench.run(cleanEnergy)
         #expect(first.report.stages[0].counts == ["ghostsRemoved": 1], "E only; E dirty is dirty; Z shared belongs to the sync that wrote it last")
-        var ids = Set(try await bench.entries("Accounts", both).compactMap { $0["Id"]?.stringValue })
+        let ids = Set(try await bench.entries("Accounts", both).compactMap { $0["Id"]?.stringValue })
         #expect(!ids.contains(energyOnly) && ids.contains(energyDirty) && ids.contains(energyKept) && ids.contains(shared) && ids.contains(zOnly))
 
         let cleanZed = try bench.pipeline(syncs: syncs, stages: #"[ { "id": "ghosts", "type": "cleanGhosts", "sync": "zed" } ]"#)

@@ -78,5 +78,5 @@ public actor SyncStateTracker {
         progress.update(sync: state.name, status: state.status.rawValue, progress: state.progress, totalSize: state.totalSize)
     }
 
-    private static var now: Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
+    private static var now: Int64 { Timestamp.milliseconds(Date()) }
 }

@@ -166,9 +166,9 @@ public struct ParentChildrenSyncDownTarget: SyncDownTarget {
         var remoteChildren = Set<String>()
         for try await page in context.client.queryPages(ids) {
             for record in page.records {
-                remoteParents.insert(SyncedEntry.key(record[parent.idFieldName]))
+                remoteParents.insert(RecordIdKey.of(record[parent.idFieldName]))
                 for child in record[children.sobjectTypePlural]?["records"]?.arrayValue ?? [] {
-                    remoteChildren.insert(SyncedEntry.key(child[children.idFieldName]))
+                    remoteChildren.insert(RecordIdKey.of(child[children.idFieldName]))
                 }
             }
         }
@@ -182,10 +182,10 @@ public struct ParentChildrenSyncDownTarget: SyncDownTarget {
                 return Set(candidates.filter { entry in entry[idField].flatMap { kids[$0] }?.contains(where: \.isDirty) ?? false }
                     .compactMap(\.soupEntryId))
             },
-            isGhost: { !parentsKept.contains(SyncedEntry.key($0[idField])) })
+            isGhost: { !parentsKept.contains(RecordIdKey.of($0[idField])) })
         let childIdField = children.idFieldName
         let childResult = try await GhostSweep.remove(in: store, soup: childSoup, syncId: context.syncId, object: children.sobjectType) {
-            !childrenKept.contains(SyncedEntry.key($0[childIdField]))
+            !childrenKept.contains(RecordIdKey.of($0[childIdField]))
         }
         for (object, counts) in childResult.byObject { for (key, value) in counts { result.add(key, value, object: object) } }
         return result

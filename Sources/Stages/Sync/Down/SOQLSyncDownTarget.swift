@@ -80,11 +80,11 @@ public struct SOQLSyncDownTarget: SyncDownTarget {
         if idsQuery.limit == nil && idsQuery.offset == nil { idsQuery.orderBy = [] }
         var remote = Set<String>()
         for try await page in context.client.queryPages(idsQuery) {
-            for record in page.records { remote.insert(SyncedEntry.key(record[idFieldName])) }
+            for record in page.records { remote.insert(RecordIdKey.of(record[idFieldName])) }
         }
         let remoteIds = remote, idField = idFieldName
         return try await GhostSweep.remove(in: context.store, soup: soupName, syncId: context.syncId, object: query.from.name) { entry in
-            !remoteIds.contains(SyncedEntry.key(entry[idField]))
+            !remoteIds.contains(RecordIdKey.of(entry[idField]))
         }
     }
 }

@@ -28,9 +28,4 @@ enum SyncedEntry {
         case .unchanged: return StageCounts.unchanged
         }
     }
-
-    /// The 15-character form of an id, so 15- and 18-character ids compare equal.
-    static func key(_ value: JSONValue?) -> String {
-        String((value?.stringValue ?? "").prefix(15))
-    }
 }

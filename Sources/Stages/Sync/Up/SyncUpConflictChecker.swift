@@ -3,8 +3,8 @@ import JSON
 import SOQL
 
 /// LEAVE_IF_CHANGED's check, batched: reads the server's modification dates of every record of a
-/// page of trees in a few queries (parents with their children in one subquery, 200 trees a
-/// query) and finds the trees where a server record changed after the local copy, or is gone.
+/// page of trees in a few requests (parents with their children in one subquery, 200 trees a
+/// query; single records through sObject Collections, 200 a request) and finds the trees where a server record changed after the local copy, or is gone.
 /// Dates are compared as instants.
 struct SyncUpConflictChecker {
     let client: any OrgClient
@@ -26,11 +26,8 @@ struct SyncUpConflictChecker {
             }
         }
         for (type, group) in flatIds {
-            for chunk in group.ids.chunked(into: 200) {
-                let soql = "SELECT Id, \(group.field) FROM \(type) WHERE Id IN (\(chunk.map(SOQL.quote).joined(separator: ", ")))"
-                for try await record in client.query(soql) {
-                    remote[Self.key(record["Id"])] = ServerTimestamp.milliseconds(record[group.field])
-                }
+            for (key, record) in try await client.existingRecords(type, ids: group.ids, fields: [group.field]) {
+                remote[key] = ServerTimestamp.milliseconds(record[group.field])
             }
         }
         for (type, group) in treeIds {
@@ -39,9 +36,9 @@ struct SyncUpConflictChecker {
                 let soql = "SELECT Id, \(parentField), (SELECT Id, \(group.childField) FROM \(group.relationship)) FROM \(type) "
                     + "WHERE Id IN (\(chunk.map(SOQL.quote).joined(separator: ", ")))"
                 for try await record in client.query(soql) {
-                    remote[Self.key(record["Id"])] = ServerTimestamp.milliseconds(record[parentField])
+                    remote[RecordIdKey.of(record["Id"])] = ServerTimestamp.milliseconds(record[parentField])
                     for child in record[group.relationship]?["records"]?.arrayValue ?? [] {
-                        remote[Self.key(child["Id"])] = ServerTimestamp.milliseconds(child[group.childField])
+                        remote[RecordIdKey.of(child["Id"])] = ServerTimestamp.milliseconds(child[group.childField])
                     }
                 }
             }
@@ -51,7 +48,7 @@ struct SyncUpConflictChecker {
             let parentGone = tree.parent.isLocallyDeleted && tree.relationship == .masterDetail
             for (position, record) in tree.records.enumerated() where record.hasServerId {
                 let locallyDeleted = record.isLocallyDeleted || (position > 0 && parentGone)
-                guard let found = remote[Self.key(record.entry[record.idField])] else {
+                guard let found = remote[RecordIdKey.of(record.entry[record.idField])] else {
                     if locallyDeleted { continue }
                     conflicts[index] = "\(record.objectType ?? "record") \(record.id ?? "") was deleted on the server"
                     break
@@ -65,10 +62,5 @@ struct SyncUpConflictChecker {
             }
         }
         return conflicts
-    }
-
-    /// Ids compared on their 15-character case-sensitive form, so 15- and 18-character ids match.
-    static func key(_ value: JSONValue?) -> String {
-        String((value?.stringValue ?? "").prefix(15))
     }
 }

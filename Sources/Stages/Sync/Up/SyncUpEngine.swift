@@ -2,7 +2,6 @@ import Connectors
 import Foundation
 import JSON
 import Logging
-import SOQL
 import Soups
 
 /// Runs one sync up: settles the journal of an earlier run, finds the dirty trees, and page by
@@ -155,14 +154,8 @@ struct SyncUpEngine {
             !trees[$0].parentRemoved && !trees[$0].parent.isLocallyDeleted && trees[$0].parent.hasServerId && trees[$0].parent.objectType != nil
         }
         for (type, group) in Dictionary(grouping: candidates, by: { trees[$0].parent.objectType ?? "" }) {
-            var existing = Set<String>()
-            for chunk in group.chunked(into: 200) {
-                let ids = chunk.compactMap { trees[$0].parent.id }.map(SOQL.quote).joined(separator: ", ")
-                for try await record in client.query("SELECT Id FROM \(type) WHERE Id IN (\(ids))") {
-                    existing.insert(SyncUpConflictChecker.key(record["Id"]))
-                }
-            }
-            for index in group where !existing.contains(SyncUpConflictChecker.key(trees[index].parent.entry[trees[index].parent.idField])) {
+            let existing = try await client.existingRecords(type, ids: group.compactMap { trees[$0].parent.id }, fields: ["Id"])
+            for index in group where existing[RecordIdKey.of(trees[index].parent.entry[trees[index].parent.idField])] == nil {
                 applier.recreateParent(&trees[index])
             }
         }
@@ -192,12 +185,11 @@ struct SyncUpEngine {
             wanted[type, default: (record.modificationDateField, [])].keys.append(key)
         }
         for (type, group) in wanted {
-            for chunk in group.keys.chunked(into: 200) {
-                let byId = Dictionary(chunk.map { (SyncUpConflictChecker.key(trees[$0.tree][$0.child].entry[trees[$0.tree][$0.child].idField]), $0) },
-                                      uniquingKeysWith: { first, _ in first })
-                let ids = chunk.compactMap { trees[$0.tree][$0.child].id }.map(SOQL.quote).joined(separator: ", ")
-                for try await record in client.query("SELECT Id, \(group.field) FROM \(type) WHERE Id IN (\(ids))") {
-                    guard let key = byId[SyncUpConflictChecker.key(record["Id"])], let date = record[group.field] else { continue }
+            let ids = group.keys.compactMap { trees[$0.tree][$0.child].id }
+            let current = try await client.existingRecords(type, ids: ids, fields: [group.field])
+            for key in group.keys {
+                let record = trees[key.tree][key.child]
+                if let date = current[RecordIdKey.of(record.entry[record.idField])]?[group.field] {
                     trees[key.tree][key.child].entry[group.field] = date
                 }
             }

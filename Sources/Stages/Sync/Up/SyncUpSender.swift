@@ -100,7 +100,7 @@ struct SyncUpSender {
     private func journal(_ requests: [SyncUpRequest]) async throws -> [RecordKey: Int64] {
         let operations = requests.flatMap(\.operations)
         guard !operations.isEmpty else { return [:] }
-        let now = Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+        let now = Timestamp.milliseconds(Date())
         let entries = operations.map { operation in
             SyncJournalEntry(syncName: syncName, soupName: operation.soup, entryId: operation.entryId,
                              operation: operation.kind.journalOperation, objectType: operation.objectType,
