@@ -24,21 +24,9 @@ import Testing
             """.write(toFile: directory + "/pipeline.json", atomically: true, encoding: .utf8)
         let store = directory + "/store.sqlite"
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: root + "/.build/debug/pipeline")
-        process.arguments = ["run", directory + "/pipeline.json"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var stored = 0
-        for _ in 0..<3000 where stored < 200 {
-            try await Task.sleep(for: .milliseconds(10))
-            guard let reader = try? SoupStore.openForReading(path: store) else { continue }
-            stored = (try? await reader.counts(of: "Accounts").total) ?? 0
-            try? reader.close()
+        let stored = try await PipelineCLITests.runAndKill(directory + "/pipeline.json", store: store, threshold: 200) { reader in
+            (try? await reader.counts(of: "Accounts").total) ?? 0
         }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
         #expect(stored >= 200 && stored < count, "killed part-way (\(stored) of \(count) stored)")
 
         let shown = try PipelineCLITests.pipeline(["syncs", store, "--json"])

@@ -30,25 +30,11 @@ import Testing
             """.write(toFile: directory + "/pipeline.json", atomically: true, encoding: .utf8)
         let store = directory + "/store.sqlite"
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: root + "/.build/debug/pipeline")
-        process.arguments = ["run", directory + "/pipeline.json"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        // Wait until part of the sync up is confirmed, then kill the process mid-flight.
-        var synced = 0
-        for _ in 0..<1000 where synced < 10 {
-            try await Task.sleep(for: .milliseconds(10))
-            guard let reader = try? SoupStore.openForReading(path: store) else { continue }
-            // Once the sync up runs, entries leave the dirty set as the org confirms them.
-            if (try? await reader.sync(named: "up"))?.status == .running, let counts = try? await reader.counts(of: "Accounts") {
-                synced = counts.total - counts.dirty
-            }
-            try? reader.close()
+        // Once the sync up runs, entries leave the dirty set as the org confirms them: kill it part-way.
+        let synced = try await PipelineCLITests.runAndKill(directory + "/pipeline.json", store: store, threshold: 10) { reader in
+            guard (try? await reader.sync(named: "up"))?.status == .running, let counts = try? await reader.counts(of: "Accounts") else { return 0 }
+            return counts.total - counts.dirty
         }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
         #expect(synced >= 10 && synced < count, "killed part-way (\(synced) of \(count) confirmed)")
 
         let again = try PipelineCLITests.pipeline(["run", directory + "/pipeline.json", "--only", "up"])

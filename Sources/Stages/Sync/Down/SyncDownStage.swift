@@ -115,12 +115,7 @@ public struct CleanGhostsStage: Stage {
     }
 
     public func run(in context: StageContext) async throws -> StageResult {
-        let state: SyncState
-        do {
-            state = try await context.store.sync(named: sync.name)
-        } catch SoupStoreError.unknownSync {
-            throw StageFailure(.invalidInput, "sync \"\(sync.name)\" does not exist")
-        }
+        let state = try await SyncStateTracker(name: sync.name, store: context.store, progress: context.progress).state
         if state.status == .running { throw StageFailure(.failed, "sync \"\(sync.name)\" is running; ghosts are cleaned once it has finished") }
         let syncContext = SyncDownContext(client: try await context.org(), store: context.store, syncId: state.id,
                                           mergeMode: MergeMode(options: sync.options))
