@@ -219,6 +219,7 @@ struct SyncUpEngine {
             changes.settledJournalIds.append(id)
         }
         if !settings.dryRun { try await store.apply(changes) }
+        var rows: [SyncUpResultFiles.Row] = []
         for (key, outcome) in final.sorted(by: { ($0.key.tree, $0.key.child ?? -1) < ($1.key.tree, $1.key.child ?? -1) }) {
             let record = trees[key.tree][key.child]
             let object = record.objectType ?? "unknown"
@@ -242,10 +243,12 @@ struct SyncUpEngine {
             result.add(countKey, object: object)
             let error = outcome.error
             let localId = originalIds[key] ?? nil
-            try await files.add(fileKind, object: object, operation: settings.dryRun ? action : operation, entryId: record.entryId,
-                                localId: localId.flatMap { SyncField.isLocalId($0) ? $0 : nil }, id: record.hasServerId ? record.id : nil,
-                                errorCode: error?.code ?? (outcome.isUncertain ? "UNCERTAIN" : nil),
-                                errorMessage: error?.message ?? outcome.uncertainMessage, fields: sent[key] ?? JSONObject())
+            rows.append(SyncUpResultFiles.Row(
+                kind: fileKind, object: object, operation: settings.dryRun ? action : operation, entryId: record.entryId,
+                localId: localId.flatMap { SyncField.isLocalId($0) ? $0 : nil }, id: record.hasServerId ? record.id : nil,
+                errorCode: error?.code ?? (outcome.isUncertain ? "UNCERTAIN" : nil),
+                errorMessage: error?.message ?? outcome.uncertainMessage, fields: sent[key] ?? JSONObject()))
         }
+        try await files.add(rows)
     }
 }

@@ -29,24 +29,40 @@ actor SyncUpResultFiles {
         self.stageId = stageId
     }
 
-    /// Adds a row: the operation (or plan action), the record's ids, its error, and the fields sent.
-    func add(_ kind: Kind, object: String, operation: String, entryId: Int64, localId: String?, id: String?,
-             errorCode: String?, errorMessage: String?, fields: JSONObject) throws {
-        let name = "\(object)-\(kind.rawValue)"
-        if spools[name] == nil {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            let path = (directory as NSString).appendingPathComponent(".\(name).\(stageId).spool")
-            guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
-                throw StageFailure(.failed, "\(path): cannot write sync-up results")
+    /// One record's line: the operation (or plan action), its ids, its error, and the fields sent.
+    struct Row: Sendable {
+        var kind: Kind
+        var object: String
+        var operation: String
+        var entryId: Int64
+        var localId: String?
+        var id: String?
+        var errorCode: String?
+        var errorMessage: String?
+        var fields: JSONObject
+    }
+
+    /// Adds a page's rows, one write per file.
+    func add(_ rows: [Row]) throws {
+        var pending: [String: Data] = [:]
+        for row in rows {
+            let name = "\(row.object)-\(row.kind.rawValue)"
+            if spools[name] == nil {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+                let path = (directory as NSString).appendingPathComponent(".\(name).\(stageId).spool")
+                guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
+                    throw StageFailure(.failed, "\(path): cannot write sync-up results")
+                }
+                spools[name] = Spool(handle: handle, path: path)
             }
-            spools[name] = Spool(handle: handle, path: path)
+            for key in row.fields.keys where spools[name]!.known.insert(key).inserted { spools[name]!.columns.append(key) }
+            let line: JSONValue = .array([
+                .string(row.operation), .integer(row.entryId), .string(row.localId ?? ""), .string(row.id ?? ""),
+                .string(row.errorCode ?? ""), .string(row.errorMessage ?? ""), .object(row.fields),
+            ])
+            pending[name, default: Data()].append(contentsOf: (line.jsonString + "\n").utf8)
         }
-        for key in fields.keys where spools[name]!.known.insert(key).inserted { spools[name]!.columns.append(key) }
-        let row: JSONValue = .array([
-            .string(operation), .integer(entryId), .string(localId ?? ""), .string(id ?? ""), .string(errorCode ?? ""),
-            .string(errorMessage ?? ""), .object(fields),
-        ])
-        spools[name]!.handle.write(Data((row.jsonString + "\n").utf8))
+        for (name, data) in pending { spools[name]!.handle.write(data) }
     }
 
     /// Writes the CSVs and removes the spool files.
