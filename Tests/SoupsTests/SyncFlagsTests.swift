@@ -40,6 +40,7 @@ struct LocalIndexing: Sendable, CustomTestStringConvertible {
 
             let dirty = try await store.dirtyEntries(in: "S")
             #expect(values(dirty, "Id") == ["r1", "r2", "r3"])
+            #expect(try await store.dirtyEntryIds(in: "S") == dirty.compactMap(\.soupEntryId))
 
             for key: JSONValue in [true, "true", 1, "TRUE", 1.0] {
                 let found = try await store.query(QuerySpec(soupName: "S", kind: .exact(path: SyncField.local, matchKey: key)))

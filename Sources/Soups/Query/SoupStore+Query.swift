@@ -55,6 +55,14 @@ extension SoupStore {
         }
     }
 
+    /// The `_soupEntryId`s of every dirty entry, in numeric order, read from the dirty index alone.
+    public func dirtyEntryIds(in soupName: String) async throws -> [Int64] {
+        try await pool.read { db in
+            let table = try SoupTable.load(db, soupName: soupName)
+            return try Int64.fetchAll(db, sql: "SELECT id FROM \(table.tableName) WHERE _local = 1 ORDER BY id")
+        }
+    }
+
     /// Entries in `_soupEntryId` order, a page of `limit` after `afterId`; `syncId` narrows to the
     /// entries a given sync wrote.
     public func entries(in soupName: String, afterId: Int64 = 0, limit: Int = 1000, syncId: Int64? = nil) async throws -> [JSONObject] {

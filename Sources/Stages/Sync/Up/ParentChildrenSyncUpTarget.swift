@@ -29,15 +29,8 @@ public struct ParentChildrenSyncUpTarget: SyncUpTarget {
     /// Dirty parents, plus the parents of dirty children. A dirty child whose parent is not in the
     /// parent soup is never sent (as in Mobile Sync): it has no tree.
     public func candidateIds(in store: SoupStore) async throws -> [Int64] {
-        var ids = Set<Int64>()
+        var ids = Set(try await store.dirtyEntryIds(in: parent.soupName))
         var afterId: Int64 = 0
-        while true {
-            let page = try await store.dirtyEntries(in: parent.soupName, afterId: afterId, limit: 2000)
-            guard let last = page.last?.soupEntryId else { break }
-            ids.formUnion(page.compactMap(\.soupEntryId))
-            afterId = last
-        }
-        afterId = 0
         while true {
             let page = try await store.dirtyEntries(in: children.soupName, afterId: afterId, limit: 2000)
             guard let last = page.last?.soupEntryId else { break }

@@ -26,14 +26,7 @@ public struct SoupSyncUpTarget: SyncUpTarget {
     }
 
     public func candidateIds(in store: SoupStore) async throws -> [Int64] {
-        var ids: [Int64] = []
-        var afterId: Int64 = 0
-        while true {
-            let page = try await store.dirtyEntries(in: soupName, afterId: afterId, limit: 2000)
-            guard let last = page.last?.soupEntryId else { return ids }
-            ids.append(contentsOf: page.compactMap(\.soupEntryId))
-            afterId = last
-        }
+        try await store.dirtyEntryIds(in: soupName)
     }
 
     public func trees(for ids: [Int64], in store: SoupStore) async throws -> [SyncUpTree] {
