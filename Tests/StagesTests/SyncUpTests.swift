@@ -237,3 +237,24 @@ struct CustomSyncUpStage: Stage {
         #expect(try await bench.query("SELECT Id FROM Account WHERE Name = 'No attributes'").count == 1)
     }
 }
+
+@Suite struct SyncUpResultFileTests {
+    @Test func twoStagesShareAnObjectsResultFile() async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: "[]", stages: """
+            [ { "id": "a", "type": "syncUp", "soup": "Accounts", "options": { "fieldlist": ["Name"] } },
+              { "id": "b", "type": "syncUp", "soup": "Orders", "options": { "fieldlist": ["Name", "Industry"] }, "after": ["a"] } ]
+            """)
+        try await bench.put([SyncHarness.local("Account", "local_a", ["Name": "From A"])], into: "Accounts", pipeline)
+        try await bench.put([SyncHarness.local("Account", "local_b", ["Name": "From B", "Industry": "Energy"])], into: "Orders", pipeline)
+        let outcome = try await bench.run(pipeline)
+        #expect(outcome.exitCode == 0, "\(outcome.report.stages.map { $0.error ?? "" })")
+        let text = try String(contentsOfFile: (outcome.report.reportDir as NSString).appendingPathComponent("Account-success.csv"), encoding: .utf8)
+        let lines = text.split(separator: "\r\n").map(String.init)
+        #expect(lines.count == 3, "one header, one row per stage: \(lines)")
+        #expect(lines[0] == "stage,operation,_soupEntryId,localId,Id,errorCode,errorMessage,Name")
+        #expect(lines[1].hasPrefix("a,create,1,local_a,") && lines[1].hasSuffix(",From A"))
+        #expect(lines[2].hasPrefix("b,create,1,local_b,") && lines[2].hasSuffix(",From B"), "appended under the first stage's header")
+    }
+}

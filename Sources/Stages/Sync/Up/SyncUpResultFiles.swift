@@ -72,8 +72,8 @@ actor SyncUpResultFiles {
             let path = (directory as NSString).appendingPathComponent("\(name).csv")
             var columns = spool.columns
             let exists = FileManager.default.fileExists(atPath: path)
-            if exists, let header = try? String(contentsOfFile: path, encoding: .utf8).split(separator: "\r\n", maxSplits: 1).first {
-                columns = Array(CSVLine.decodeRows(String(header)).first?.dropFirst(7) ?? [])
+            if exists, let header = Self.firstLine(of: path) {
+                columns = Array(CSVLine.decodeRows(header).first?.dropFirst(7) ?? [])
             }
             guard exists || FileManager.default.createFile(atPath: path, contents: nil), let output = FileHandle(forWritingAtPath: path) else {
                 throw StageFailure(.failed, "\(path): cannot write sync-up results")
@@ -104,6 +104,23 @@ actor SyncUpResultFiles {
             try? FileManager.default.removeItem(atPath: spool.path)
         }
         spools.removeAll()
+    }
+
+    /// The header line of an existing CSV, read without loading the file.
+    private static func firstLine(of path: String) -> String? {
+        guard let input = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? input.close() }
+        var bytes: [UInt8] = []
+        while true {
+            let chunk = input.readData(ofLength: 4096)
+            if let end = chunk.firstIndex(of: UInt8(ascii: "\n")) {
+                bytes.append(contentsOf: chunk[chunk.startIndex..<end])
+                break
+            }
+            if chunk.isEmpty { break }
+            bytes.append(contentsOf: chunk)
+        }
+        return String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .newlines)
     }
 
     /// One spooled row as a CSV line.
