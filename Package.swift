@@ -49,7 +49,7 @@ let package = Package(
             ]),
         .target(
             name: "Soups",
-            dependencies: ["JSON", .product(name: "GRDB", package: "GRDB.swift")]),
+            dependencies: ["JSON", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift")]),
         .target(name: "SOQL", dependencies: ["JSON"]),
         .target(name: "JSON"),
         .target(
@@ -100,7 +100,7 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
             ]),
-        .testTarget(name: "SoupsTests", dependencies: ["Soups", "JSON"]),
+        .testTarget(name: "SoupsTests", dependencies: ["Soups", "JSON", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "StagesTests", dependencies: ["Stages", "Soups", "JSON", "Connectors", "OrgEmulator"]),
         .testTarget(name: "PipelineCLITests", dependencies: ["PipelineCLI", "Stages", "Soups", "JSON", "Connectors", "OrgEmulator"]),
     ]

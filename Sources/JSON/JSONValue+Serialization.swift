@@ -21,8 +21,8 @@ extension JSONValue {
 
     private func write(into bytes: inout [UInt8], indent: Int?, level: Int) {
         switch self {
-        case .null: bytes.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])
-        case .bool(let value): bytes.append(contentsOf: value ? Array("true".utf8) : Array("false".utf8))
+        case .null: JSONValue.append("null", to: &bytes)
+        case .bool(let value): JSONValue.append(value ? "true" : "false", to: &bytes)
         case .integer(let value): bytes.append(contentsOf: String(value).utf8)
         case .double(let value):
             if value.isFinite {
@@ -33,7 +33,7 @@ extension JSONValue {
                     bytes.append(contentsOf: "\(value)".utf8)
                 }
             } else {
-                bytes.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])
+                JSONValue.append("null", to: &bytes)
             }
         case .string(let value): JSONValue.writeString(value, into: &bytes)
         case .array(let array):
@@ -48,8 +48,7 @@ extension JSONValue {
         case .object(let object):
             bytes.append(UInt8(ascii: "{"))
             var first = true
-            for key in object.keys {
-                let value = object[key]!
+            for (key, value) in object {
                 if !first { bytes.append(UInt8(ascii: ",")) }
                 first = false
                 newline(&bytes, indent: indent, level: level + 1)
@@ -61,6 +60,10 @@ extension JSONValue {
             if !object.isEmpty { newline(&bytes, indent: indent, level: level) }
             bytes.append(UInt8(ascii: "}"))
         }
+    }
+
+    private static func append(_ literal: StaticString, to bytes: inout [UInt8]) {
+        bytes.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
     }
 
     private func newline(_ bytes: inout [UInt8], indent: Int?, level: Int) {

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import JSON
 import Testing
 
@@ -82,6 +83,51 @@ import Testing
             #expect(batches == 0)
             #expect(try await store.datasetInfo("empty") == DatasetInfo(name: "empty", runId: "r", count: 0, complete: true))
         }
+    }
+
+    @Test func datasetsLiveInTheirOwnFileAndDryRunCopiesTakeThem() async throws {
+        try await withStore { (store, directory) async throws in
+            try await store.beginDataset("d", runId: "r")
+            try await store.appendToDataset("d", records: [Self.record(1)])
+            try await store.finishDataset("d")
+            #expect(FileManager.default.fileExists(atPath: SoupStore.datasetsPath(of: store.path)))
+            let main = try DatabaseQueue(path: store.path)
+            #expect(try await main.read { db in try db.tableExists("dataset_records") } == false)
+            try main.close()
+            let copyPath = directory.appendingPathComponent("copy.sqlite").path
+            try store.copy(to: copyPath)
+            let copy = try SoupStore.openForReading(path: copyPath)
+            #expect(try await copy.datasetRecords("d").map(\.record) == [Self.record(1)])
+            try copy.close()
+        }
+    }
+
+    @Test func storesThatKeptDatasetsInTheMainFileHaveThemMoved() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("old.sqlite").path
+        let old = try DatabaseQueue(path: path)
+        try await old.write { db in
+            try db.execute(sql: """
+                CREATE TABLE datasets (name TEXT PRIMARY KEY, runId TEXT NOT NULL, count INTEGER NOT NULL,
+                  complete INTEGER NOT NULL, createdAt INTEGER NOT NULL);
+                CREATE TABLE dataset_records (dataset TEXT NOT NULL, seq INTEGER NOT NULL, record TEXT NOT NULL,
+                  PRIMARY KEY (dataset, seq)) WITHOUT ROWID;
+                INSERT INTO datasets VALUES ('accounts', 'run-0', 6001, 1, 0);
+                """)
+            for seq in 1...6001 {
+                try db.execute(sql: "INSERT INTO dataset_records VALUES ('accounts', ?, ?)",
+                               arguments: [seq, Self.record(seq).jsonString])
+            }
+        }
+        try old.close()
+        let store = try SoupStore(path: path)
+        #expect(try await store.datasetInfo("accounts") == DatasetInfo(name: "accounts", runId: "run-0", count: 6001, complete: true))
+        #expect(try await store.datasetRecords("accounts", afterSeq: 5999, limit: 10).map(\.record) == [Self.record(6000), Self.record(6001)])
+        try store.close()
+        let main = try DatabaseQueue(path: path)
+        #expect(try await main.read { db in try db.tableExists("datasets") || db.tableExists("dataset_records") } == false)
+        try main.close()
     }
 
     @Test func datasetsSurviveReopening() async throws {

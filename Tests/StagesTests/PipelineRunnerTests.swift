@@ -27,6 +27,27 @@ import Testing
         #expect(timeline.last == "finish:sink")
     }
 
+    @Test func producersHeldBackByTheirReadersStillDeliverEveryRecord() async throws {
+        let directory = try makeTemporaryDirectory()
+        // "sink" reads "source" and then "middle", which itself reads "source": each producer may
+        // run only a little ahead of the stages reading it, and none may wait on a stage that is
+        // busy with another input.
+        let pipeline = try loadPipeline("""
+            { "name": "throttle", "stages": [
+                { "id": "source", "type": "test.count", "count": 40000, "emitBatch": 1000 },
+                { "id": "middle", "type": "test.count", "from": "source", "readBatch": 500 },
+                { "id": "sink", "type": "test.count", "from": ["source", "middle"], "readBatch": 3000 } ] }
+            """, in: directory)
+        let outcome = try await run(pipeline)
+        #expect(outcome.exitCode == 0, "\(outcome.report.stages.map { $0.error ?? "" })")
+        #expect(outcome.report.stages.first { $0.id == "middle" }?.counts["read"] == 40000)
+        #expect(outcome.report.stages.first { $0.id == "sink" }?.counts["read"] == 80000)
+        let store = try SoupStore.openForReading(path: pipeline.store)
+        let sunk = try await store.datasetRecords("sink", afterSeq: 39_998, limit: 4).map(\.record)
+        #expect(sunk == [["n": 39998, "seenBy": "sink"], ["n": 39999, "seenBy": "sink"],
+                         ["n": 0, "seenBy": "sink"], ["n": 1, "seenBy": "sink"]])
+    }
+
     @Test func aConsumerOfAFailedProducerStopsWithItsReason() async throws {
         let directory = try makeTemporaryDirectory()
         let key = UUID().uuidString
@@ -160,6 +181,21 @@ import Testing
         let outcome = try await run(pipeline, RunOptions(only: ["sink"]))
         #expect(outcome.report.stages.map(\.id) == ["sink"])
         #expect(outcome.report.stages[0].counts["read"] == 4)
+    }
+
+    @Test func aDryRunReadsTheDatasetsAnEarlierRunLeft() async throws {
+        let directory = try makeTemporaryDirectory()
+        let pipeline = try loadPipeline("""
+            { "stages": [ { "id": "source", "type": "test.count", "count": 4 },
+                          { "id": "sink", "type": "test.count", "from": "source" } ] }
+            """, in: directory)
+        _ = try await run(pipeline)
+        let outcome = try await run(pipeline, RunOptions(dryRun: true, only: ["sink"]))
+        #expect(outcome.exitCode == 0)
+        #expect(outcome.report.stages[0].counts["read"] == 4)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())
+            .filter { $0.hasPrefix("pipeline-dry-run-\(outcome.report.runId)") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
     }
 
     @Test func dryRunLeavesTheStoreByteForByte() async throws {

@@ -57,6 +57,10 @@ struct CountingStage: Stage {
     static let countKeys = [StageCounts.read, StageCounts.created, StageCounts.rejected]
 
     let count: Int
+    /// Emits its `count` records this many at a time (all at once by default).
+    let emitBatch: Int
+    /// Reads its inputs this many records at a time.
+    let readBatch: Int
     let timelineKey: String
     let waitFor: String?
     let fail: String?
@@ -68,6 +72,8 @@ struct CountingStage: Stage {
 
     init(settings: StageSettings) throws {
         count = settings.integer("count", default: 0, range: 0...1_000_000)
+        emitBatch = settings.integer("emitBatch", default: 1_000_000, range: 1...1_000_000)
+        readBatch = settings.integer("readBatch", default: 7, range: 1...100_000)
         timelineKey = settings.string("timeline") ?? UUID().uuidString
         waitFor = settings.string("waitFor")
         fail = settings.string("fail")
@@ -93,7 +99,7 @@ struct CountingStage: Stage {
             await Timeline.shared.record(timelineKey, "fail:\(context.stageId)")
             throw StageFailure(failKind == "invalidInput" ? .invalidInput : .failed, fail)
         }
-        for try await batch in context.inputBatches(batchSize: 7) {
+        for try await batch in context.inputBatches(batchSize: readBatch) {
             result.add(StageCounts.read, batch.count, object: "Test")
             try await context.emit(batch.map { record in
                 var object = record.objectValue ?? JSONObject()
@@ -102,7 +108,9 @@ struct CountingStage: Stage {
             })
         }
         if count > 0 {
-            try await context.emit((0..<count).map { ["n": .integer(Int64($0))] })
+            for start in stride(from: 0, to: count, by: emitBatch) {
+                try await context.emit((start..<min(count, start + emitBatch)).map { ["n": .integer(Int64($0))] })
+            }
             result.add(StageCounts.created, count, object: "Test")
         }
         if reject > 0 { result.add(StageCounts.rejected, reject) }

@@ -11,6 +11,8 @@ extension SoupStore {
     @discardableResult
     public func registerSoup(_ spec: SoupSpec) async throws -> Bool {
         try Self.validate(spec)
+        // Value filters describe the soup's table as it was; its indexes may change here.
+        valueFilters.withLock { $0[spec.name] = nil }
         return try await pool.write { db in
             if let existing = try? SoupTable.load(db, soupName: spec.name) {
                 // Stores made before the confirmed-values column existed get it now.
@@ -81,6 +83,7 @@ extension SoupStore {
 
     /// Removes a soup and all its entries.
     public func dropSoup(named name: String) async throws {
+        valueFilters.withLock { $0[name] = nil }
         try await pool.write { db in
             let table = try SoupTable.load(db, soupName: name)
             try db.execute(sql: "DROP TABLE \(table.tableName)")

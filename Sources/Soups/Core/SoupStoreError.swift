@@ -13,6 +13,7 @@ public enum SoupStoreError: Error, Sendable, Equatable, CustomStringConvertible 
     case duplicateSync(String)
     case unknownDataset(String)
     case storeMissing(String)
+    case readOnly(String)
     case storeLocked(String)
     case lockUnavailable(path: String, reason: String)
 
@@ -31,6 +32,7 @@ public enum SoupStoreError: Error, Sendable, Equatable, CustomStringConvertible 
         case .invalidSmartSQL(let message): return "invalid Smart SQL: \(message)"
         case .unknownSync(let name): return "sync \(name) does not exist"
         case .duplicateSync(let name): return "there is already a sync with name: \(name)"
+        case .readOnly(let path): return "\(path): the store was opened for reading only"
         case .unknownDataset(let name): return "no dataset named \"\(name)\" in the store; run the stage that produces it first"
         case .storeMissing(let path): return "\(path): no store here (run a pipeline first)"
         case .storeLocked(let path): return "\(path): another run holds this store"

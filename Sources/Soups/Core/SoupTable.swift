@@ -13,12 +13,15 @@ struct SoupTable: Sendable {
     /// Column name per index position; `nil` for json1 indexes, which have no column.
     let columns: [String?]
 
+    /// Whether the soup has `full_text` indexes (and so an FTS5 table).
+    let hasFullText: Bool
+
     var ftsTableName: String { tableName + "_fts" }
-    var hasFullText: Bool { spec.indexes.contains { $0.type == .fullText } }
 
     init(spec: SoupSpec, soupId: Int64) {
         self.spec = spec
         self.tableName = "TABLE_\(soupId)"
+        self.hasFullText = spec.indexes.contains { $0.type == .fullText }
         self.columns = spec.indexes.enumerated().map { offset, index in
             index.type == .json1 ? nil : "TABLE_\(soupId)_\(offset)"
         }

@@ -5,7 +5,7 @@ extension SoupStore {
     /// Starts (or restarts) a dataset: a stage's output records, kept in the store so the stages
     /// that read them — in this run or in a later `--only` run — can stream them back.
     public func beginDataset(_ name: String, runId: String) async throws {
-        try await pool.write { db in
+        try await datasetWriter().write { db in
             try db.execute(sql: "DELETE FROM dataset_records WHERE dataset = ?", arguments: [name])
             try db.execute(sql: """
                 INSERT INTO datasets (name, runId, count, complete, createdAt) VALUES (?, ?, 0, 0, strftime('%s','now'))
@@ -14,12 +14,16 @@ extension SoupStore {
         }
     }
 
-    /// Appends a batch of records to a dataset in one transaction.
-    public func appendToDataset(_ name: String, records: [JSONValue]) async throws {
-        guard !records.isEmpty else { return }
+    /// Appends a batch of records to a dataset in one transaction; returns the sequence number of
+    /// the last record (the dataset's count).
+    @discardableResult
+    public func appendToDataset(_ name: String, records: [JSONValue]) async throws -> Int64 {
+        guard !records.isEmpty else {
+            return try await datasetInfo(name).map { Int64($0.count) } ?? { throw SoupStoreError.unknownDataset(name) }()
+        }
         // Serialized before the transaction: the store's single writer only inserts.
         let texts = records.map(\.jsonString)
-        try await pool.write { db in
+        return try await datasetWriter().write { db in
             guard let count = try Int64.fetchOne(db, sql: "SELECT count FROM datasets WHERE name = ?", arguments: [name]) else {
                 throw SoupStoreError.unknownDataset(name)
             }
@@ -30,19 +34,21 @@ extension SoupStore {
                 try insert.execute(arguments: [name, seq, text])
             }
             try db.execute(sql: "UPDATE datasets SET count = ? WHERE name = ?", arguments: [seq, name])
+            return seq
         }
     }
 
     /// Marks a dataset complete: its producer finished without failing.
     public func finishDataset(_ name: String) async throws {
-        try await pool.write { db in
+        try await datasetWriter().write { db in
             try db.execute(sql: "UPDATE datasets SET complete = 1 WHERE name = ?", arguments: [name])
         }
     }
 
     /// The state of a dataset, or `nil` when the store has none of that name.
     public func datasetInfo(_ name: String) async throws -> DatasetInfo? {
-        try await pool.read { db in
+        guard let datasetPool else { return nil }
+        return try await datasetPool.read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM datasets WHERE name = ?", arguments: [name]).map { row in
                 DatasetInfo(name: row["name"], runId: row["runId"], count: row["count"], complete: row["complete"])
             }
@@ -52,7 +58,8 @@ extension SoupStore {
     /// Up to `limit` records of a dataset after sequence number `afterSeq` (1-based), with their
     /// sequence numbers, so a reader can stream any size in constant memory.
     public func datasetRecords(_ name: String, afterSeq: Int64 = 0, limit: Int = 1000) async throws -> [(seq: Int64, record: JSONValue)] {
-        let rows = try await pool.read { db in
+        guard let datasetPool else { return [] }
+        let rows = try await datasetPool.read { db in
             try Row.fetchAll(
                 db, sql: "SELECT seq, record FROM dataset_records WHERE dataset = ? AND seq > ? ORDER BY seq LIMIT ?",
                 arguments: [name, afterSeq, limit]
@@ -60,6 +67,12 @@ extension SoupStore {
         }
         // Parsed outside the read, on both cores for a large page.
         return try await rows.concurrentMap { row in (row.seq, try JSONParser.parse(row.text)) }
+    }
+
+    /// The datasets file's pool, for writing (a store opened for writing always has one).
+    private func datasetWriter() throws -> DatabasePool {
+        guard let datasetPool else { throw SoupStoreError.readOnly(path) }
+        return datasetPool
     }
 
     /// Streams the records of `names`, one dataset after the other, `batchSize` at a time.
@@ -75,6 +88,14 @@ extension SoupStore {
 public protocol DatasetFeed: Sendable {
     /// A number that changes whenever the dataset `name` grows or its producer ends.
     func version(of name: String) async -> Int
+
+    /// The records of `name` after sequence number `seq` (at most `limit`) when the feed still
+    /// holds them in memory — the producer's own values, already stored — or `nil`: then they are
+    /// read from the store.
+    func records(of name: String, after seq: Int64, limit: Int) async -> [JSONValue]?
+
+    /// The reader is done with `name` (it read to the end).
+    func finishedReading(_ name: String) async
 
     /// Waits until the dataset changes after `version`; returns `false` at once when its producer
     /// has ended (or is not running), `true` when more records may be there. Throws when the
@@ -112,12 +133,17 @@ public struct DatasetBatches: AsyncSequence, Sendable {
             while nameIndex < names.count {
                 let name = names[nameIndex]
                 let version = await feed?.version(of: name) ?? 0
+                if let records = await feed?.records(of: name, after: cursor, limit: batchSize), !records.isEmpty {
+                    cursor += Int64(records.count)
+                    return records
+                }
                 let page = try await store.datasetRecords(name, afterSeq: cursor, limit: batchSize)
                 if let last = page.last {
                     cursor = last.seq
                     return page.map(\.record)
                 }
                 if let feed, try await feed.waitForMore(in: name, after: version) { continue }
+                await feed?.finishedReading(name)
                 nameIndex += 1
                 cursor = 0
             }

@@ -27,12 +27,14 @@ extension JSONObject {
     /// (`true`, `"true"`, `1`), and makes `__local__` true when any operation flag is.
     public mutating func normalizeSyncFlags() {
         var anyOperation = false
-        for flag in SyncField.flags where contains(flag) {
-            let truthy = self[flag]!.isTruthy
-            self[flag] = .bool(truthy)
+        for flag in SyncField.flags {
+            guard let value = self[flag] else { continue }
+            let truthy = value.isTruthy
+            // Written only when not already a JSON boolean: no copy of a shared entry for nothing.
+            if value != .bool(truthy) { self[flag] = .bool(truthy) }
             if truthy && flag != SyncField.local { anyOperation = true }
         }
-        if anyOperation { self[SyncField.local] = .bool(true) }
+        if anyOperation && self[SyncField.local] != .bool(true) { self[SyncField.local] = .bool(true) }
     }
 
     /// `true` when `__local__` is set, in any of its accepted shapes.

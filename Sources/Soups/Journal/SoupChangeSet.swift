@@ -34,7 +34,7 @@ extension SoupStore {
         guard !changes.isEmpty else { return }
         try await pool.write { db in
             for (soup, entries) in changes.saves.sorted(by: { $0.key < $1.key }) {
-                let stored = try Self.upsert(entries, into: soup, externalIdPath: SyncField.soupEntryId, db)
+                let stored = try self.upsert(entries, into: soup, externalIdPath: SyncField.soupEntryId, db)
                 if changes.confirmEverySave.contains(soup) {
                     try Self.setConfirmed(Dictionary(stored.compactMap { entry in entry.soupEntryId.map { ($0, entry.dataFields) } },
                                                      uniquingKeysWith: { $1 }), in: soup, db)

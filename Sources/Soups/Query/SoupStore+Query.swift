@@ -127,7 +127,11 @@ extension SoupStore {
     /// Converts a match key to what the path's column holds, so `true`, `"true"` and `1` all match
     /// a flag however it is indexed.
     static func comparable(_ key: JSONValue, path: String, table: SoupTable) -> DatabaseValue {
-        let type = table.indexType(forPath: path)
+        comparable(key, path: path, type: table.indexType(forPath: path))
+    }
+
+    /// ``comparable(_:path:table:)`` for a path indexed with `type` (`nil`: not indexed).
+    static func comparable(_ key: JSONValue, path: String, type: IndexType?) -> DatabaseValue {
         if SyncField.flags.contains(path) {
             let truthy = key.isTruthy
             if type == .string || type == .fullText { return (truthy ? "true" : "false").databaseValue }
@@ -155,12 +159,21 @@ extension SoupStore {
     /// The entries whose `path` equals one of `values` (compared as the path's index stores them),
     /// grouped by that value — one query per 500 values, for matching a batch of records at once.
     public func entries(in soupName: String, where path: String, in values: [JSONValue]) async throws -> [JSONValue: [JSONObject]] {
-        try await pool.read { db in
+        // Values the soup certainly lacks (see `trackValues(in:path:)`) need no query; when that
+        // is all of them, the store is not even read.
+        if let filter = valueFilter(for: soupName, path: path),
+           !values.contains(where: { filter.mightContain(Self.comparable($0, path: path, type: filter.type)) }) {
+            return [:]
+        }
+        return try await pool.read { db in
             let table = try SoupTable.load(db, soupName: soupName)
             var found: [JSONValue: [JSONObject]] = [:]
             let keys = values.map { Self.comparable($0, path: path, table: table) }
+            let filter = self.valueFilter(for: soupName, path: path).flatMap { $0.matches(table, path: path) ? $0 : nil }
             var byKey: [DatabaseValue: [JSONValue]] = [:]
-            for (key, value) in zip(keys, values) where !(byKey[key]?.contains(value) ?? false) { byKey[key, default: []].append(value) }
+            for (key, value) in zip(keys, values) where filter?.mightContain(key) ?? true && !(byKey[key]?.contains(value) ?? false) {
+                byKey[key, default: []].append(value)
+            }
             for chunk in Array(byKey.keys).chunked(into: 500) {
                 let rows = try Row.fetchAll(
                     db, sql: "SELECT \(table.expression(forPath: path)) AS k, soup FROM \(table.tableName) WHERE \(table.expression(forPath: path)) IN (\(chunk.map { _ in "?" }.joined(separator: ",")))",

@@ -99,10 +99,11 @@ public struct SoupStagingStage: Stage {
         var result = StageResult()
         var rejects = RejectsWriter(directory: context.reportDirectory, stageId: context.stageId)
         var position = 0
-        /// The previous batch's write, still running, and its match keys.
-        var pendingWrite: Task<Void, Error>?
-        var pendingKeys = Set<JSONValue>()
-        defer { pendingWrite?.cancel() }
+        // Records with a key the soup has never held are created without a lookup.
+        try await context.store.trackValues(in: soup, path: matchOn)
+        if let children { try await context.store.trackValues(in: children.soup, path: children.matchOn) }
+        /// Writes queued on the store's writer and not yet committed, oldest first, with their match keys.
+        var pendingWrites: [(write: PendingUpsert, keys: Set<JSONValue>)] = []
         for try await batch in context.inputBatches(batchSize: 5000) {
             var records: [Staged] = batch.compactMap(\.objectValue).map { record in
                 position += 1
@@ -120,15 +121,18 @@ public struct SoupStagingStage: Stage {
                 for index in records.indices { records[index].record[children.relationship] = nil }
             }
             guard let children else {
-                // Without children nothing waits for this batch's ids: its write overlaps the next
-                // batch's matching — unless a key repeats across the two, which must see the write.
+                // Without children nothing waits for this batch's ids: it is matched and prepared
+                // while the two batches before it are written, and queued behind them, so the
+                // store's writer goes from one batch to the next. A batch sharing a key with a
+                // queued one first waits for that write, to match against it.
                 let keys = Set(records.compactMap { $0.record[matchOn] })
-                if !keys.isDisjoint(with: pendingKeys) { try await pendingWrite?.value }
+                while let last = pendingWrites.lastIndex(where: { !keys.isDisjoint(with: $0.keys) }) {
+                    for _ in 0...last { _ = try await pendingWrites.removeFirst().write.value() }
+                }
                 let plan = try await plan(records, into: soup, matchOn: matchOn, context: context, result: &result, rejects: &rejects)
-                try await pendingWrite?.value
-                let store = context.store, soup = soup
-                pendingWrite = Task { _ = try await store.upsert(plan.toStore, into: soup) }
-                pendingKeys = keys
+                let prepared = try await context.store.prepare(plan.toStore, for: soup)
+                if pendingWrites.count == 2 { _ = try await pendingWrites.removeFirst().write.value() }
+                pendingWrites.append((context.store.startUpsert(prepared), keys))
                 if context.shouldStop { break }
                 continue
             }
@@ -145,7 +149,7 @@ public struct SoupStagingStage: Stage {
                                 rejects: &rejects)
             if context.shouldStop { break }
         }
-        try await pendingWrite?.value
+        for pending in pendingWrites { _ = try await pending.write.value() }
         try rejects.close()
         return result
     }

@@ -119,6 +119,7 @@ struct GraphExecutor: Sendable {
             outcome = StageOutcome(status: .failed, result: StageResult(), durationMs: 0, error: "\(error)", failureKind: .failed)
         }
         if outcome.status == .failed { await feed.ended(stage.id, failed: true) }
+        await feed.readerEnded(stage.id)
         let elapsed = ContinuousClock.now - started
         outcome.durationMs = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
         var counts = outcome.result.counts

@@ -85,7 +85,7 @@ public struct PipelineRunner: Sendable {
         defer {
             try? store.close()
             if let temporaryCopy {
-                for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: temporaryCopy + suffix) }
+                for file in SoupStore.files(of: temporaryCopy) { try? FileManager.default.removeItem(atPath: file) }
             }
         }
 

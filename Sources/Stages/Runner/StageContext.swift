@@ -34,13 +34,14 @@ public struct StageContext: Sendable {
     /// written when a `from` stage is still running.
     /// The next batch is read while the stage works on the current one.
     public func inputBatches(batchSize: Int = 1000) -> PrefetchingBatches {
-        PrefetchingBatches(base: store.datasetBatches(inputs, batchSize: batchSize, feed: feed))
+        PrefetchingBatches(base: store.datasetBatches(inputs, batchSize: batchSize, feed: StageFeed.Reader(feed: feed, stage: stageId)))
     }
 
     /// Appends records to this stage's output dataset (read by stages that name it in `from`).
     public func emit(_ records: [JSONValue]) async throws {
-        try await store.appendToDataset(stageId, records: records)
-        await feed.appended(stageId)
+        let last = try await store.appendToDataset(stageId, records: records)
+        await feed.appended(stageId, records: records, last: last)
+        await feed.throttle(stageId)
     }
 
     /// `true` once the run is stopping (another stage failed, or SIGINT / SIGTERM): finish the

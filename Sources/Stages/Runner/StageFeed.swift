@@ -1,8 +1,23 @@
+import JSON
 import Soups
 
 /// The datasets of a run's stages as they are written, so a stage reading another stage's output
 /// (`from`) can run alongside it on the other core, a batch behind, instead of waiting for it to end.
-actor StageFeed: DatasetFeed {
+/// The last few batches of each dataset stay in memory: a reader keeping up takes them from here
+/// rather than reading and parsing them back from the store.
+actor StageFeed {
+    /// A batch the producer stored: its records and the sequence number of the first.
+    private struct Batch {
+        var first: Int64
+        var records: [JSONValue]
+    }
+
+    /// Records kept in memory per dataset, at most (older batches are read from the store).
+    static let bufferedRecords = 20_000
+    /// How far a producer may run ahead of the slowest stage reading its dataset: a reader keeping
+    /// pace finds its records in memory, and the producer's core goes to the slower stage.
+    static let maximumLead: Int64 = 15_000
+
     private enum State {
         case running
         case finished
@@ -12,6 +27,11 @@ actor StageFeed: DatasetFeed {
     private var states: [String: State] = [:]
     private var versions: [String: Int] = [:]
     private var waiters: [String: [CheckedContinuation<Void, Never>]] = [:]
+    private var buffers: [String: [Batch]] = [:]
+    /// Per dataset, the last sequence number stored, and where each stage reading it has got to.
+    private var stored: [String: Int64] = [:]
+    private var readers: [String: [String: Int64]] = [:]
+    private var throttled: [String: [CheckedContinuation<Void, Never>]] = [:]
 
     /// The producer `name` began its dataset.
     func started(_ name: String) {
@@ -19,14 +39,77 @@ actor StageFeed: DatasetFeed {
         changed(name)
     }
 
-    /// The producer `name` appended records.
-    func appended(_ name: String) {
+    /// The producer `name` stored `records`, the last with sequence number `last`.
+    func appended(_ name: String, records: [JSONValue], last: Int64) {
+        if !records.isEmpty {
+            var buffer = buffers[name, default: []]
+            buffer.append(Batch(first: last - Int64(records.count) + 1, records: records))
+            var held = buffer.reduce(0) { $0 + $1.records.count }
+            while held > Self.bufferedRecords, buffer.count > 1 {
+                held -= buffer.removeFirst().records.count
+            }
+            buffers[name] = buffer
+        }
+        stored[name] = last
         changed(name)
+    }
+
+    /// Returns once every stage reading `name` is within ``maximumLead`` records of its end (or
+    /// the run is stopping). Only stages currently reading `name` count, so no stage waits on one
+    /// that is busy with another input.
+    func throttle(_ name: String) async {
+        while !Task.isCancelled, let slowest = readers[name]?.values.min(), (stored[name] ?? 0) - slowest > Self.maximumLead {
+            await withCheckedContinuation { throttled[name, default: []].append($0) }
+        }
+    }
+
+    /// `reader` has read `name` up to `seq`; returns the records after it when still in memory.
+    func records(of name: String, after seq: Int64, limit: Int, reader: String) -> [JSONValue]? {
+        readers[name, default: [:]][reader] = seq
+        release(name)
+        return records(of: name, after: seq, limit: limit)
+    }
+
+    /// `reader` stopped reading `name` (it reached the end, or the stage ended).
+    func finishedReading(_ name: String, reader: String) {
+        readers[name]?[reader] = nil
+        release(name)
+        dropBufferIfUnread(name)
+    }
+
+    /// The stage `reader` ended: it no longer holds any producer back.
+    func readerEnded(_ reader: String) {
+        for name in Array(readers.keys) where readers[name]?[reader] != nil { finishedReading(name, reader: reader) }
+    }
+
+    /// Once its producer has ended and no stage is reading it, a dataset's batches leave memory.
+    private func dropBufferIfUnread(_ name: String) {
+        if states[name] != .running && readers[name]?.isEmpty ?? true { buffers[name] = nil }
+    }
+
+    private func release(_ name: String) {
+        for waiter in throttled.removeValue(forKey: name) ?? [] { waiter.resume() }
+    }
+
+    private func records(of name: String, after seq: Int64, limit: Int) -> [JSONValue]? {
+        guard let buffer = buffers[name], let start = buffer.firstIndex(where: { $0.first <= seq + 1 && seq + 1 < $0.first + Int64($0.records.count) })
+        else { return nil }
+        var records: [JSONValue] = []
+        var next = seq + 1
+        for batch in buffer[start...] where records.count < limit {
+            guard batch.first <= next else { break }
+            let offset = Int(next - batch.first)
+            let taken = batch.records[offset..<min(batch.records.count, offset + limit - records.count)]
+            records.append(contentsOf: taken)
+            next += Int64(taken.count)
+        }
+        return records
     }
 
     /// The producer `name` ended; `failed` when its dataset is incomplete.
     func ended(_ name: String, failed: Bool) {
         states[name] = failed ? .failed : .finished
+        dropBufferIfUnread(name)
         changed(name)
     }
 
@@ -63,5 +146,24 @@ actor StageFeed: DatasetFeed {
     /// Wakes everyone, so cancelled readers see their cancellation.
     func wakeAll() {
         for name in Array(waiters.keys) { changed(name) }
+        for name in Array(throttled.keys) { release(name) }
+    }
+
+    /// The feed as one stage reads it: its reads count toward throttling their producers.
+    struct Reader: DatasetFeed {
+        let feed: StageFeed
+        let stage: String
+
+        func version(of name: String) async -> Int { await feed.version(of: name) }
+
+        func records(of name: String, after seq: Int64, limit: Int) async -> [JSONValue]? {
+            await feed.records(of: name, after: seq, limit: limit, reader: stage)
+        }
+
+        func finishedReading(_ name: String) async { await feed.finishedReading(name, reader: stage) }
+
+        func waitForMore(in name: String, after version: Int) async throws -> Bool {
+            try await feed.waitForMore(in: name, after: version)
+        }
     }
 }

@@ -1,0 +1,86 @@
+import GRDB
+import GRDBSQLite
+
+/// A prepared statement bound and stepped through SQLite's C API, for the bulk write path: GRDB's
+/// `StatementArguments` costs an allocation and a conversion per value, which adds up over a
+/// million rows. Used inside a GRDB transaction on the connection that prepared it; finalized
+/// when released.
+final class RawStatement {
+    private let connection: OpaquePointer
+    private let statement: OpaquePointer
+    private let sql: String
+
+    /// SQLite copies bound text before `bind` returns.
+    private static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
+
+    init(_ db: Database, sql: String) throws {
+        guard let connection = db.sqliteConnection else { throw DatabaseError(resultCode: .SQLITE_MISUSE, message: "closed database") }
+        var statement: OpaquePointer?
+        let code = sqlite3_prepare_v2(connection, sql, -1, &statement, nil)
+        guard code == SQLITE_OK, let statement else {
+            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(connection)), sql: sql)
+        }
+        self.connection = connection
+        self.statement = statement
+        self.sql = sql
+    }
+
+    deinit {
+        sqlite3_finalize(statement)
+    }
+
+    /// Binds `value` to the 1-based parameter `index`.
+    func bind(_ value: DatabaseValue, at index: Int32) {
+        switch value.storage {
+        case .null: sqlite3_bind_null(statement, index)
+        case .int64(let number): sqlite3_bind_int64(statement, index, number)
+        case .double(let number): sqlite3_bind_double(statement, index, number)
+        case .string(var text): text.withUTF8 { bytes in bindText(bytes, at: index) }
+        case .blob(let data):
+            data.withUnsafeBytes { bytes in
+                _ = sqlite3_bind_blob(statement, index, bytes.baseAddress, Int32(bytes.count), Self.transient)
+            }
+        }
+    }
+
+    /// Binds an integer to the 1-based parameter `index`.
+    func bind(_ number: Int64, at index: Int32) {
+        sqlite3_bind_int64(statement, index, number)
+    }
+
+    /// Binds UTF-8 text to the 1-based parameter `index`.
+    func bind(text bytes: [UInt8], at index: Int32) {
+        bytes.withUnsafeBufferPointer { bindText($0, at: index) }
+    }
+
+    private func bindText(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int32) {
+        // A non-null pointer even for empty text, so SQLite stores '' rather than NULL.
+        let base = bytes.baseAddress.map { UnsafeRawPointer($0) } ?? UnsafeRawPointer(("" as StaticString).utf8Start)
+        _ = sqlite3_bind_text(statement, index, base.assumingMemoryBound(to: CChar.self), Int32(bytes.count), Self.transient)
+    }
+
+    /// Runs the statement to completion and resets it for the next bindings.
+    func execute() throws {
+        defer { sqlite3_reset(statement) }
+        var code = sqlite3_step(statement)
+        while code == SQLITE_ROW { code = sqlite3_step(statement) }
+        guard code == SQLITE_DONE else { throw error(code) }
+    }
+
+    /// Runs the statement and returns the first column of up to `limit` rows as integers.
+    func fetchIntegers(limit: Int) throws -> [Int64] {
+        defer { sqlite3_reset(statement) }
+        var values: [Int64] = []
+        while values.count < limit {
+            let code = sqlite3_step(statement)
+            if code == SQLITE_DONE { break }
+            guard code == SQLITE_ROW else { throw error(code) }
+            values.append(sqlite3_column_int64(statement, 0))
+        }
+        return values
+    }
+
+    private func error(_ code: Int32) -> DatabaseError {
+        DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(connection)), sql: sql)
+    }
+}

@@ -1,0 +1,140 @@
+import Foundation
+import GRDB
+import JSON
+
+/// Writes entries of one soup inside one transaction, with statements prepared once and bound
+/// directly (see ``RawStatement``).
+final class EntryWriter {
+    let table: SoupTable
+    let db: Database
+    /// The `_soupLastModifiedDate` (and `_soupCreatedDate` of new entries) of this write.
+    let now: Int64
+    private let insert: RawStatement
+    private let update: RawStatement
+    private var exists: RawStatement?
+    private var findByExternalId: (path: String, statement: RawStatement)?
+    private var nextId: Int64
+    /// The stored JSON of the entry being written, reused from one entry to the next.
+    private var text: [UInt8] = []
+    /// Value filters to keep current, with the position of each one's value among index values.
+    private let filters: [(filter: SoupValueFilter, valueIndex: Int)]
+    /// Filters that filled up during this write.
+    private var fullFilters: [SoupValueFilter] = []
+
+    init(table: SoupTable, filters: [(filter: SoupValueFilter, valueIndex: Int)], db: Database) throws {
+        self.table = table
+        self.filters = filters
+        self.db = db
+        let indexColumns = table.columns.compactMap { $0 }
+        let insertColumns = ["id", "soup", "created", "lastModified", "_local", "_syncId"] + indexColumns
+        insert = try RawStatement(db, sql: """
+            INSERT INTO \(table.tableName) (\(insertColumns.joined(separator: ", ")))
+            VALUES (\(Array(repeating: "?", count: insertColumns.count).joined(separator: ", ")))
+            """)
+        let updateColumns = ["soup", "lastModified", "_local", "_syncId"] + indexColumns
+        update = try RawStatement(db, sql: """
+            UPDATE \(table.tableName) SET \(updateColumns.map { "\($0) = ?" }.joined(separator: ", ")) WHERE id = ?
+            """)
+        now = Int64(Date().timeIntervalSince1970 * 1000)
+        let sequence = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = ?", arguments: [table.tableName]) ?? 0
+        let maxId = try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM \(table.tableName)") ?? 0
+        nextId = max(sequence, maxId) + 1
+    }
+
+    /// Stores one entry and returns its `_soupEntryId`; see ``SoupStore/upsert(_:into:externalIdPath:)``.
+    func write(_ prepared: PreparedEntry, externalIdPath: String) throws -> Int64 {
+        let existingId = try self.existingId(of: prepared.entry, externalIdPath: externalIdPath)
+        let id: Int64
+        if let existingId {
+            id = existingId
+        } else {
+            id = nextId
+            nextId += 1
+        }
+        prepared.writeStoredJSON(id: id, modified: now, into: &text)
+        let isNew = existingId == nil
+        let statement = isNew ? insert : update
+        var parameter: Int32 = 0
+        func next() -> Int32 {
+            parameter += 1
+            return parameter
+        }
+        if isNew { statement.bind(id, at: next()) }
+        statement.bind(text: text, at: next())
+        if isNew { statement.bind(now, at: next()) }
+        statement.bind(now, at: next())
+        statement.bind(prepared.local ? 1 : 0, at: next())
+        statement.bind(prepared.syncId?.databaseValue ?? .null, at: next())
+        for value in prepared.indexValues { statement.bind(value, at: next()) }
+        if !isNew { statement.bind(id, at: next()) }
+        try statement.execute()
+        if table.hasFullText { try writeFullText(id: id, entry: .object(prepared.entry), replacing: !isNew) }
+        for (filter, valueIndex) in filters where filter.insert(prepared.indexValues[valueIndex]) {
+            if !fullFilters.contains(where: { $0 === filter }) { fullFilters.append(filter) }
+        }
+        return id
+    }
+
+    /// Ends the write: filters that filled up are rebuilt larger (inside the transaction, so they
+    /// see every entry).
+    func finish() throws {
+        for filter in fullFilters { try filter.rebuild(db) }
+    }
+
+    private func existingId(of entry: JSONObject, externalIdPath: String) throws -> Int64? {
+        if let id = entry.soupEntryId {
+            let statement = try exists ?? RawStatement(db, sql: "SELECT id FROM \(table.tableName) WHERE id = ?")
+            exists = statement
+            statement.bind(id, at: 1)
+            guard try !statement.fetchIntegers(limit: 1).isEmpty else {
+                throw SoupStoreError.unknownEntry(soup: table.spec.name, id: id)
+            }
+            return id
+        }
+        guard externalIdPath != SyncField.soupEntryId else { return nil }
+        let value = JSONValue.object(entry).value(atPath: externalIdPath)
+        guard let value, !value.isNull, value != .string("") else {
+            throw SoupStoreError.emptyExternalId(soup: table.spec.name, path: externalIdPath)
+        }
+        let type = table.indexType(forPath: externalIdPath) ?? .json1
+        let key = type == .json1 ? Self.json1Value(value) : SoupTable.columnValue(value, type: type)
+        let statement: RawStatement
+        if let found = findByExternalId, found.path == externalIdPath {
+            statement = found.statement
+        } else {
+            statement = try RawStatement(
+                db, sql: "SELECT id FROM \(table.tableName) WHERE \(table.expression(forPath: externalIdPath)) = ? LIMIT 2")
+            findByExternalId = (externalIdPath, statement)
+        }
+        statement.bind(key, at: 1)
+        let ids = try statement.fetchIntegers(limit: 2)
+        if ids.count > 1 {
+            throw SoupStoreError.ambiguousExternalId(soup: table.spec.name, path: externalIdPath, value: value.jsonString)
+        }
+        return ids.first
+    }
+
+    /// The value `json_extract` returns for `value`, for comparisons against json1 indexes.
+    static func json1Value(_ value: JSONValue) -> DatabaseValue {
+        switch value {
+        case .string(let string): return string.databaseValue
+        case .integer(let number): return number.databaseValue
+        case .double(let number): return number.databaseValue
+        case .bool(let bool): return (bool ? 1 : 0 as Int64).databaseValue
+        case .null: return .null
+        case .array, .object: return value.jsonString.databaseValue
+        }
+    }
+
+    private func writeFullText(id: Int64, entry: JSONValue, replacing: Bool) throws {
+        let fullText = zip(table.spec.indexes, table.columns).filter { $0.0.type == .fullText }
+        if replacing {
+            try db.execute(sql: "DELETE FROM \(table.ftsTableName) WHERE rowid = ?", arguments: [id])
+        }
+        let columns = fullText.map { $0.1! }
+        let values = [id.databaseValue] + fullText.map { SoupTable.columnValue(entry.value(atPath: $0.0.path), type: .fullText) }
+        try db.execute(
+            sql: "INSERT INTO \(table.ftsTableName) (rowid, \(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: values.count).joined(separator: ", ")))",
+            arguments: StatementArguments(values))
+    }
+}

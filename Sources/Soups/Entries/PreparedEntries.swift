@@ -1,0 +1,82 @@
+import GRDB
+import JSON
+
+/// Entries of one soup made ready to write: sync flags normalized, their JSON text and index
+/// values computed. Preparing is CPU work that runs on any core (``SoupStore/prepare(_:for:)``),
+/// so the store's single writer spends its time in SQLite only (``SoupStore/upsert(_:externalIdPath:)``).
+public struct PreparedEntries: Sendable {
+    /// The soup the entries were prepared for.
+    public let soupName: String
+    let table: SoupTable
+    let entries: [PreparedEntry]
+
+    /// The number of entries.
+    public var count: Int { entries.count }
+}
+
+/// One entry made ready to write: its JSON text without the two fields the store sets
+/// (`_soupEntryId`, `_soupLastModifiedDate`, appended when written), and its index values.
+struct PreparedEntry: Sendable {
+    var entry: JSONObject
+    /// The entry's JSON without `_soupEntryId` and `_soupLastModifiedDate`.
+    var json: [UInt8]
+    var indexValues: [DatabaseValue]
+    var local: Bool
+    var syncId: Int64?
+
+    init(_ input: JSONObject, table: SoupTable) {
+        var entry = input
+        entry.normalizeSyncFlags()
+        self.entry = entry
+        var body = entry
+        body[SyncField.soupEntryId] = nil
+        body[SyncField.soupLastModifiedDate] = nil
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(256)
+        JSONValue.object(body).write(into: &bytes)
+        json = bytes
+        let wrapped = JSONValue.object(entry)
+        indexValues = zip(table.spec.indexes, table.columns).compactMap { index, column in
+            guard column != nil else { return nil }
+            let value = index.path.contains(".") ? wrapped.value(atPath: index.path) : entry[index.path]
+            return SoupTable.columnValue(value, type: index.type)
+        }
+        local = entry.isDirty
+        syncId = entry[SyncField.syncId]?.integerValue
+    }
+
+    /// The entry as stored: with its `_soupEntryId` and `_soupLastModifiedDate`.
+    func stored(id: Int64, modified: Int64) -> JSONObject {
+        var stored = entry
+        stored.reserveCapacity(stored.count + 2)
+        stored[SyncField.soupEntryId] = .integer(id)
+        stored[SyncField.soupLastModifiedDate] = .integer(modified)
+        return stored
+    }
+
+    /// Writes the stored JSON into `buffer` (replacing its contents): the body with
+    /// `_soupEntryId` and `_soupLastModifiedDate` appended.
+    func writeStoredJSON(id: Int64, modified: Int64, into buffer: inout [UInt8]) {
+        buffer.removeAll(keepingCapacity: true)
+        buffer.append(contentsOf: json[..<(json.count - 1)])
+        if json.count > 2 { buffer.append(UInt8(ascii: ",")) }
+        buffer.append(contentsOf: "\"\(SyncField.soupEntryId)\":\(id),\"\(SyncField.soupLastModifiedDate)\":\(modified)}".utf8)
+    }
+}
+
+/// Entries as a write stored them: each prepared entry with its `_soupEntryId` and
+/// `_soupLastModifiedDate`, assembled only when read.
+public struct StoredEntries: RandomAccessCollection, Sendable {
+    let prepared: [PreparedEntry]
+    /// The `_soupEntryId` of each entry, in order.
+    public let ids: [Int64]
+    /// The `_soupLastModifiedDate` the write gave every entry.
+    public let lastModified: Int64
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { ids.count }
+
+    public subscript(position: Int) -> JSONObject {
+        prepared[position].stored(id: ids[position], modified: lastModified)
+    }
+}
