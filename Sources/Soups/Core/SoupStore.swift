@@ -41,9 +41,9 @@ public final class SoupStore: Sendable {
 
     private init(path: String, readOnly: Bool) throws {
         self.path = path
-        /// Soups get 32 MB of page cache per connection (SQLite's default is 2 MB), so a soup's
-        /// index B-trees stay in memory while a million entries go in; datasets, written and read
-        /// in order, need little.
+        /// The soups' writer gets 32 MB of page cache (SQLite's default is 2 MB), so a soup's index
+        /// B-trees stay in memory while a million entries go in; readers, whose cache SQLite drops
+        /// whenever another connection writes, and datasets, written and read in order, need little.
         func configuration(cacheMegabytes: Int) -> Configuration {
             var configuration = Configuration()
             configuration.busyMode = .timeout(10)
@@ -54,7 +54,8 @@ public final class SoupStore: Sendable {
                     // quarter as many WAL frames. Existing files keep their page size.
                     try db.execute(sql: "PRAGMA page_size = 16384")
                     try db.execute(sql: "PRAGMA synchronous = NORMAL")
-                    try db.execute(sql: "PRAGMA cache_size = -\(cacheMegabytes * 1024)")
+                    let megabytes = db.configuration.readonly ? min(cacheMegabytes, 8) : cacheMegabytes
+                    try db.execute(sql: "PRAGMA cache_size = -\(megabytes * 1024)")
                     // Checkpoint the WAL every 32 MB rather than every 4 MB: fewer syncs during bulk loads.
                     let pageSize = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
                     try db.execute(sql: "PRAGMA wal_autocheckpoint = \((32 << 20) / pageSize)")
