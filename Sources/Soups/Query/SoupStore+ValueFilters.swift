@@ -5,7 +5,9 @@ extension SoupStore {
     /// From now on, keeps an in-memory filter of the values `soupName` holds at `path` (which
     /// needs a `string`, `integer`, `floating` or `full_text` index), so that
     /// ``entries(in:where:in:)`` queries only the values that may be there. Every write to the
-    /// soup updates the filter; it lives as long as this `SoupStore`. Does nothing for other paths.
+    /// soup through this `SoupStore` updates the filter; it lives as long as the `SoupStore`. Writes
+    /// through another connection to the file are not seen: track values only where the store lock
+    /// is held (a pipeline run). Does nothing for other paths.
     public func trackValues(in soupName: String, path: String) async throws {
         try await trackValues(in: soupName, path: path, minimumBits: 1 << 24)
     }
