@@ -18,9 +18,6 @@ extension SoupStore {
     /// the last record (the dataset's count).
     @discardableResult
     public func appendToDataset(_ name: String, records: [JSONValue]) async throws -> Int64 {
-        guard !records.isEmpty else {
-            return try await datasetInfo(name).map { Int64($0.count) } ?? { throw SoupStoreError.unknownDataset(name) }()
-        }
         // Serialized before the transaction: the store's single writer only inserts.
         let texts = records.map(\.jsonString)
         return try await datasetWriter().write { db in

@@ -126,7 +126,7 @@ public struct SoupStagingStage: Stage {
                 // store's writer goes from one batch to the next. A batch sharing a key with a
                 // queued one first waits for that write, to match against it.
                 let keys = Set(records.compactMap { $0.record[matchOn] })
-                while let last = pendingWrites.lastIndex(where: { !keys.isDisjoint(with: $0.keys) }) {
+                if let last = pendingWrites.lastIndex(where: { !keys.isDisjoint(with: $0.keys) }) {
                     for _ in 0...last { _ = try await pendingWrites.removeFirst().write.value() }
                 }
                 let plan = try await plan(records, into: soup, matchOn: matchOn, context: context, result: &result, rejects: &rejects)

@@ -109,17 +109,15 @@ public struct ParentChildrenSyncDownTarget: SyncDownTarget {
             }
             var parentRecord = record
             parentRecord[children.sobjectTypePlural] = nil
-            let (parentEntry, parentChange) = SyncedEntry.make(parentRecord, over: currentParent, syncId: context.syncId)
-            outcome.result.add(SyncedEntry.countKey(parentChange), object: parent.sobjectType)
+            SyncedEntry.save(parentRecord, over: currentParent, syncId: context.syncId, in: parent.soupName, object: parent.sobjectType,
+                             changes: &changes, result: &outcome.result)
             outcome.stored(date: ServerTimestamp.milliseconds(record[parent.modificationDateFieldName]))
-            if parentChange != .unchanged { changes.save(parentEntry, in: parent.soupName) }
             for (kid, current) in zip(kids, currentKids) {
                 var child = kid
                 child[children.parentIdFieldName] = parentId
-                let (entry, change) = SyncedEntry.make(child, over: current, syncId: context.syncId)
-                outcome.result.add(SyncedEntry.countKey(change), object: children.sobjectType)
+                SyncedEntry.save(child, over: current, syncId: context.syncId, in: children.soupName, object: children.sobjectType,
+                                 changes: &changes, result: &outcome.result)
                 outcome.stored(nestedDate: ServerTimestamp.milliseconds(kid[children.modificationDateFieldName]))
-                if change != .unchanged { changes.save(entry, in: children.soupName) }
             }
         }
         try await store.apply(changes)
@@ -146,10 +144,9 @@ public struct ParentChildrenSyncDownTarget: SyncDownTarget {
                     continue
                 }
             }
-            let (entry, change) = SyncedEntry.make(record, over: current, syncId: context.syncId)
-            outcome.result.add(SyncedEntry.countKey(change), object: children.sobjectType)
+            SyncedEntry.save(record, over: current, syncId: context.syncId, in: children.soupName, object: children.sobjectType,
+                             changes: &changes, result: &outcome.result)
             outcome.stored(date: ServerTimestamp.milliseconds(record[children.modificationDateFieldName]))
-            if change != .unchanged { changes.save(entry, in: children.soupName) }
         }
         try await store.apply(changes)
         return outcome

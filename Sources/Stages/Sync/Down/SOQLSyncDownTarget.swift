@@ -64,10 +64,9 @@ public struct SOQLSyncDownTarget: SyncDownTarget {
                 outcome.result.add(StageCounts.conflicts, object: object)
                 continue
             }
-            let (entry, change) = SyncedEntry.make(record, over: current, syncId: context.syncId)
-            outcome.result.add(SyncedEntry.countKey(change), object: object)
+            SyncedEntry.save(record, over: current, syncId: context.syncId, in: soupName, object: object,
+                             changes: &changes, result: &outcome.result)
             outcome.stored(date: ServerTimestamp.milliseconds(record[modificationDateFieldName]))
-            if change != .unchanged { changes.save(entry, in: soupName) }
         }
         try await context.store.apply(changes)
         return outcome

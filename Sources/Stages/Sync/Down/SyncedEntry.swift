@@ -20,6 +20,15 @@ enum SyncedEntry {
         return (entry, same ? .unchanged : .updated)
     }
 
+    /// Stores `record` over `existing` through `changes` (nothing to write when it is unchanged)
+    /// and counts the change for `object`.
+    static func save(_ record: JSONObject, over existing: JSONObject?, syncId: Int64, in soup: String, object: String,
+                     changes: inout SoupChangeSet, result: inout StageResult) {
+        let (entry, change) = make(record, over: existing, syncId: syncId)
+        result.add(countKey(change), object: object)
+        if change != .unchanged { changes.save(entry, in: soup) }
+    }
+
     /// The count key of a change.
     static func countKey(_ change: Change) -> String {
         switch change {
