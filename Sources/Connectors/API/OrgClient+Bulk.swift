@@ -21,19 +21,23 @@ public struct BulkIngestResult: Sendable {
 }
 
 extension OrgClient {
-    /// Runs a Bulk API 2.0 ingest job: creates it, uploads the rows as CSV in chunks of at most
-    /// `chunkRows` (each chunk with the header), closes it, polls with backoff until it ends, and
-    /// maps the successful / failed / unprocessed results back to the input rows.
+    /// Runs a Bulk API 2.0 ingest job: creates it, hands its id to `jobCreated` (to record it
+    /// before any data leaves), uploads the rows as CSV in chunks of at most `chunkRows` (each
+    /// chunk with the header), closes it, and waits for its result (``bulkIngestResult``).
     /// - Parameters:
     ///   - operation: `insert`, `update`, `upsert`, `delete` or `hardDelete`.
     ///   - columns: the CSV header; each row has one value per column (`nil` = empty cell).
     public func bulkIngest(object: String, operation: String, externalIdField: String? = nil, columns: [String],
-                           rows: [[String?]], chunkRows: Int = 10_000, pollInterval: Double = 0.5) async throws -> BulkIngestResult {
+                           rows: [[String?]], chunkRows: Int = 10_000, pollInterval: Double = 0.5,
+                           jobCreated: @Sendable (String) async throws -> Void = { _ in }) async throws -> BulkIngestResult {
         var job: JSONObject = ["object": .string(object), "operation": .string(operation), "contentType": "CSV", "lineEnding": "LF",
                                "columnDelimiter": "COMMA"]
         if let externalIdField { job["externalIdFieldName"] = .string(externalIdField) }
-        let created = try await send(.json("POST", apiPath + "/jobs/ingest", .object(job), kind: "bulk", idempotent: false)).json()
+        // A job is created Open and does nothing until its data is uploaded and it is closed, so
+        // creating it again after a lost answer is harmless.
+        let created = try await send(.json("POST", apiPath + "/jobs/ingest", .object(job), kind: "bulk", idempotent: true)).json()
         guard let jobId = created["id"]?.stringValue else { throw OrgClientError.invalidResponse("Bulk ingest: no job id in the answer") }
+        try await jobCreated(jobId)
         let jobPath = apiPath + "/jobs/ingest/\(jobId)"
         let lines = rows.map { CSVLine.encode($0.map { $0 ?? "" }) }
         let header = CSVLine.encode(columns)
@@ -43,20 +47,30 @@ extension OrgClient {
                                           body: Array(chunk.utf8), kind: "bulk"))
         }
         _ = try await send(.json("PATCH", jobPath, ["state": "UploadComplete"], kind: "bulk"))
-        var info = JSONValue.null
+        return try await bulkIngestResult(jobId: jobId, rows: rows, pollInterval: pollInterval)
+    }
+
+    /// The outcome of an ingest job, mapped back to the rows it was given (the same cells, in any
+    /// order): waits with backoff until the job ends; a job still `Open` (its upload never
+    /// finished) is aborted, so none of its rows is processed. A resumed run reads a job an
+    /// earlier one started this way instead of sending its rows again.
+    public func bulkIngestResult(jobId: String, rows: [[String?]], pollInterval: Double = 0.5) async throws -> BulkIngestResult {
+        let jobPath = apiPath + "/jobs/ingest/\(jobId)"
+        var info = try await send(OrgRequest(method: "GET", path: jobPath, kind: "bulk")).json()
+        if info["state"]?.stringValue == "Open" {
+            info = try await send(.json("PATCH", jobPath, ["state": "Aborted"], kind: "bulk")).json()
+        }
         var wait = pollInterval
-        while true {
-            info = try await send(OrgRequest(method: "GET", path: jobPath, kind: "bulk")).json()
-            let state = info["state"]?.stringValue ?? ""
-            if ["JobComplete", "Failed", "Aborted"].contains(state) { break }
+        while !["JobComplete", "Failed", "Aborted"].contains(info["state"]?.stringValue ?? "") {
             try await Task.sleep(for: .seconds(wait))
             wait = min(wait * 2, 10)
+            info = try await send(OrgRequest(method: "GET", path: jobPath, kind: "bulk")).json()
         }
         var result = BulkIngestResult(jobId: jobId, state: info["state"]?.stringValue ?? "", errorMessage: info["errorMessage"]?.stringValue,
                                       rows: Array(repeating: .init(processed: false, id: nil, created: false, error: nil), count: rows.count))
         // Results echo the uploaded cells: match each result row to an unclaimed input row with the same cells.
         var positions: [String: [Int]] = [:]
-        for (index, line) in lines.enumerated() { positions[line, default: []].append(index) }
+        for (index, row) in rows.enumerated() { positions[CSVLine.encode(row.map { $0 ?? "" }), default: []].append(index) }
         func claim(_ cells: ArraySlice<String>) -> Int? {
             let key = CSVLine.encode(Array(cells))
             guard var list = positions[key], !list.isEmpty else { return nil }

@@ -25,6 +25,16 @@ extension OrgClient {
         }
         return false
     }
+
+    /// The id of the user the client runs as (`user_id` of `/services/oauth2/userinfo`): the
+    /// `CreatedById` of every record it creates.
+    public func currentUserId() async throws -> String {
+        let info = try await send(OrgRequest(method: "GET", path: "/services/oauth2/userinfo", kind: "auth")).json()
+        guard let id = info["user_id"]?.stringValue, !id.isEmpty else {
+            throw OrgClientError.invalidResponse("/services/oauth2/userinfo: no user_id in the answer")
+        }
+        return id
+    }
 }
 
 extension SalesforceClient {

@@ -22,6 +22,25 @@ public protocol OrgClient: Sendable {
 
     /// An object's describe; the default asks the org every time, a client may cache it.
     func describe(_ type: String) async throws -> JSONObject
+
+    /// How far the org's clock is ahead of this machine's, in milliseconds, as its last answers
+    /// showed (their `Date` header); 0 when unknown.
+    func serverClockOffset() async -> Int64
+
+    /// Seconds after sending a write past which the org can no longer apply it: the client's
+    /// timeout plus the org's request deadline. A lost answer found nowhere in the org before then
+    /// may still be applied; after it, it was not.
+    var writeSettlingSeconds: Double { get }
+
+    /// Epoch milliseconds (this machine's clock) before which no write can still be in progress
+    /// in the org, because it started since (an emulator the run started itself); `nil` if unknown.
+    var writesSettledBefore: Int64? { get }
+}
+
+extension OrgClient {
+    public func serverClockOffset() async -> Int64 { 0 }
+    public var writeSettlingSeconds: Double { 720 }
+    public var writesSettledBefore: Int64? { nil }
 }
 
 /// An HTTP request to the org, relative to its instance URL.

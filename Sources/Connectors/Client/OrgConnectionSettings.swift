@@ -11,19 +11,28 @@ public struct OrgConnectionSettings: Sendable {
     /// Requests in flight at once. Default 8, well under an org's concurrent long-request limit.
     public var maxInFlight: Int
     public var timeoutSeconds: Double
+    /// The longest the org may go on executing a request it received (Salesforce stops a
+    /// synchronous request after 10 minutes). With ``timeoutSeconds`` it bounds how long a write
+    /// whose answer was lost may still be applied. Default 600.
+    public var requestDeadlineSeconds: Double
+    /// When the org itself started, if the caller knows it (an emulator it started): a write sent
+    /// before then can no longer be in progress.
+    public var orgStartedAt: Date?
     /// Extra headers on every REST request (assignment-rule or duplicate-rule headers).
     public var headers: [String: String]
     public var auth: OrgAuth
     public var retry: RetryPolicy
 
     public init(instanceURL: String? = nil, loginURL: String = "https://login.salesforce.com", apiVersion: String = "62.0",
-                maxInFlight: Int = 8, timeoutSeconds: Double = 120, headers: [String: String] = [:], auth: OrgAuth,
-                retry: RetryPolicy = RetryPolicy()) {
+                maxInFlight: Int = 8, timeoutSeconds: Double = 120, requestDeadlineSeconds: Double = 600, headers: [String: String] = [:],
+                auth: OrgAuth, retry: RetryPolicy = RetryPolicy()) {
         self.instanceURL = instanceURL.map(Self.trimmed)
         self.loginURL = Self.trimmed(loginURL)
         self.apiVersion = apiVersion
         self.maxInFlight = max(1, maxInFlight)
         self.timeoutSeconds = timeoutSeconds
+        self.requestDeadlineSeconds = requestDeadlineSeconds
+        orgStartedAt = nil
         self.headers = headers
         self.auth = auth
         self.retry = retry

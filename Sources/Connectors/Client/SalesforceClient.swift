@@ -39,6 +39,14 @@ public final class SalesforceClient: OrgClient {
         await session.usage
     }
 
+    public func serverClockOffset() async -> Int64 {
+        await session.clockOffset
+    }
+
+    public var writeSettlingSeconds: Double { settings.timeoutSeconds + settings.requestDeadlineSeconds }
+
+    public var writesSettledBefore: Int64? { settings.orgStartedAt.map { Int64($0.timeIntervalSince1970 * 1000) } }
+
     /// Releases the client's connections.
     public func shutdown() async {
         await transport.shutdown()
@@ -84,6 +92,7 @@ public final class SalesforceClient: OrgClient {
                 continue
             }
             if let limitInfo = response.headers["sforce-limit-info"] { await session.setLimitInfo(limitInfo) }
+            if let date = response.headers["date"].flatMap(HTTPDate.parse) { await session.setServerTime(date) }
             if response.status < 300 { return response }
             let body = (try? response.json()) ?? .null
             let error = OrgAPIError(status: response.status, body: body, fallback: "HTTP \(response.status)")
@@ -256,5 +265,13 @@ actor SessionState {
 
     func setLimitInfo(_ info: String) {
         usage.limitInfo = info
+    }
+
+    /// How far the org's clock is ahead of ours, in milliseconds (its `Date` header has whole
+    /// seconds, so the estimate may be up to a second low).
+    private(set) var clockOffset: Int64 = 0
+
+    func setServerTime(_ serverTime: Date) {
+        clockOffset = Int64((serverTime.timeIntervalSince1970 - Date().timeIntervalSince1970) * 1000)
     }
 }

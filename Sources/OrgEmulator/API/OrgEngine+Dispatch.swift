@@ -13,11 +13,21 @@ extension OrgEngine {
         guard parts.first == "services" || parts.first == "id" else { return .error(.notFound) }
 
         // Faults apply to /services/* only.
+        let arrival = ContinuousClock.now
         let kind = Self.kind(of: request, parts: parts)
-        stats.count(kind: kind, isWrite: Self.isWrite(request, parts: parts))
+        let isWrite = Self.isWrite(request, parts: parts)
+        stats.count(kind: kind, isWrite: isWrite)
+        if faults.stallAfterRequests > 0 && stats.total > faults.stallAfterRequests
+            || faults.stallAfterWrites > 0 && isWrite && stats.writes > faults.stallAfterWrites {
+            await stall()
+        }
         var delay = faults.latencyMs
         if faults.latencySpikeMs > 0 && random.chance(faults.latencySpikeRate) { delay += faults.latencySpikeMs }
         if delay > 0 { try? await Task.sleep(for: .milliseconds(delay)) }
+        if ContinuousClock.now - arrival > requestDeadline {
+            // Past the deadline the org stops the request: nothing of it is applied.
+            return .error(APIError(500, "REQUEST_RUNNING_TOO_LONG", "Your request was running for too long, and has been stopped."))
+        }
         if remainingBurst > 0 || random.chance(faults.errorRate) {
             remainingBurst = remainingBurst > 0 ? remainingBurst - 1 : faults.errorBurst
             return .error(APIError(faults.errorStatus, faults.errorCode, "Injected fault: \(faults.errorCode)"))
@@ -37,6 +47,8 @@ extension OrgEngine {
         case .failure(let error): return .error(error)
         }
         if parts.first == "id" { return identity(username: username) }
+        if userIds[username] == nil { userIds[username] = userId(for: username) }
+        actingUserId = userIds[username].flatMap { $0 == orgId ? nil : $0 }
         guard parts.count >= 3, parts[0] == "services", parts[1] == "data", parts[2].hasPrefix("v"),
               OrgEmulator.apiVersions.contains(String(parts[2].dropFirst())) else { return .error(.notFound) }
 

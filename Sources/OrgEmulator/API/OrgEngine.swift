@@ -32,10 +32,18 @@ actor OrgEngine {
     var jobCounter: Int64 = 0
     /// The open transaction of the Composite request being run, if any.
     var ambientDatabase: Database?
+    /// The user the request being handled runs as (`CreatedById` / `LastModifiedById`).
+    var actingUserId: String?
+    var userIds: [String: String] = [:]
+    /// Requests held by a stall fault, resumed when the faults change.
+    var stalled: [CheckedContinuation<Void, Never>] = []
+    /// How long a request may run before the org stops it (`REQUEST_RUNNING_TOO_LONG`) without
+    /// applying it; clients can count on a write being applied within this long or never.
+    let requestDeadline: Duration
 
     var schema: OrgSchema { seed.schema }
 
-    init(seed: OrgSeed, databasePath: String?, accessToken: String?) throws {
+    init(seed: OrgSeed, databasePath: String?, accessToken: String?, requestDeadlineSeconds: Double = 30) throws {
         let organizationId = SalesforceId.make(prefix: "00D", counter: 1)
         let recordStore = try RecordStore(path: databasePath)
         try recordStore.queue.write { db in
@@ -49,6 +57,7 @@ actor OrgEngine {
         validator = RecordValidator(schema: seed.schema)
         orgId = organizationId
         developmentToken = token
+        requestDeadline = .milliseconds(Int64(requestDeadlineSeconds * 1000))
         tokens = [token: seed.users.first?.username ?? "admin@emulator.local"]
     }
 
@@ -113,9 +122,10 @@ actor OrgEngine {
         return fields
     }
 
-    /// The id of the user requests run as.
+    /// The id of the user requests run as: the request's own user, else the seed's first.
     func currentUserId(_ db: Database) throws -> String {
-        try String.fetchOne(db, sql: "SELECT id FROM records WHERE type = 'User' ORDER BY id LIMIT 1") ?? orgId
+        if let actingUserId { return actingUserId }
+        return try String.fetchOne(db, sql: "SELECT id FROM records WHERE type = 'User' ORDER BY id LIMIT 1") ?? orgId
     }
 
     func setInstanceURL(_ url: String, loopback: Bool) {
@@ -134,6 +144,8 @@ actor OrgEngine {
         requestsSinceExpiry = 0
         cursors = [:]
         bulkJobs = [:]
+        userIds = [:]
+        releaseStalled()
     }
 
     func setFaults(_ settings: FaultSettings) {
@@ -141,6 +153,18 @@ actor OrgEngine {
         random = SeededRandom(seed: settings.seed)
         remainingBurst = 0
         requestsSinceExpiry = 0
+        releaseStalled()
+    }
+
+    /// Holds the request being handled until the faults change (a stall fault).
+    func stall() async {
+        await withCheckedContinuation { stalled.append($0) }
+    }
+
+    private func releaseStalled() {
+        let waiting = stalled
+        stalled = []
+        for continuation in waiting { continuation.resume() }
     }
 }
 

@@ -33,10 +33,13 @@ public final class OrgEmulator: Sendable {
         /// PEM certificate chain and private key: serve HTTPS instead of HTTP.
         public var tlsCertificatePath: String?
         public var tlsKeyPath: String?
+        /// How long a request may run (latency faults included) before the org stops it without
+        /// applying it, as Salesforce stops a request after 10 minutes. Default 30 seconds.
+        public var requestDeadlineSeconds: Double
 
         public init(host: String = "127.0.0.1", port: Int = 0, databasePath: String? = nil, seedPath: String? = nil,
                     accessToken: String? = nil, faultsPath: String? = nil, latencyMs: Int? = nil,
-                    tlsCertificatePath: String? = nil, tlsKeyPath: String? = nil) {
+                    tlsCertificatePath: String? = nil, tlsKeyPath: String? = nil, requestDeadlineSeconds: Double = 30) {
             self.host = host
             self.port = port
             self.databasePath = databasePath
@@ -46,6 +49,7 @@ public final class OrgEmulator: Sendable {
             self.latencyMs = latencyMs
             self.tlsCertificatePath = tlsCertificatePath
             self.tlsKeyPath = tlsKeyPath
+            self.requestDeadlineSeconds = requestDeadlineSeconds
         }
     }
 
@@ -56,6 +60,9 @@ public final class OrgEmulator: Sendable {
 
     let configuration: Configuration
     let engine: OrgEngine
+
+    /// How long a request may run before the emulator stops it unapplied (its request deadline).
+    public var requestDeadlineSeconds: Double { configuration.requestDeadlineSeconds }
 
     /// The token the emulator accepts from the start.
     public var accessToken: String { engine.developmentToken }
@@ -78,7 +85,8 @@ public final class OrgEmulator: Sendable {
         }
         username = seed.users.first?.username ?? "admin@emulator.local"
         do {
-            engine = try OrgEngine(seed: seed, databasePath: configuration.databasePath, accessToken: configuration.accessToken)
+            engine = try OrgEngine(seed: seed, databasePath: configuration.databasePath, accessToken: configuration.accessToken,
+                                   requestDeadlineSeconds: configuration.requestDeadlineSeconds)
         } catch {
             throw StartError(description: "\(configuration.databasePath ?? "database"): \(error)")
         }

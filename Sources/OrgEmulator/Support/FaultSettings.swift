@@ -15,11 +15,17 @@ struct FaultSettings: Sendable, Equatable {
     var dropAfterCommitRate = 0.0
     var sessionExpiryEvery = 0
     var dailyRequestLimit = 15000
+    /// Once this many requests (any kind) have arrived, every further one is held without an
+    /// answer until the faults change: a point a test can kill a client at, on any machine.
+    var stallAfterRequests = 0
+    /// The same, counting write requests only.
+    var stallAfterWrites = 0
     var seed: UInt64 = 42
 
     static let keys: Set<String> = [
         "latencyMs", "latencySpikeMs", "latencySpikeRate", "errorRate", "errorStatus", "errorCode", "errorBurst",
-        "recordErrorRate", "recordErrorCode", "dropAfterCommitRate", "sessionExpiryEvery", "dailyRequestLimit", "seed",
+        "recordErrorRate", "recordErrorCode", "dropAfterCommitRate", "sessionExpiryEvery", "dailyRequestLimit", "stallAfterRequests",
+        "stallAfterWrites", "seed",
     ]
 
     /// Reads the settings object; `{}` gives the defaults (no faults).
@@ -49,6 +55,8 @@ struct FaultSettings: Sendable, Equatable {
         dropAfterCommitRate = try rate("dropAfterCommitRate", dropAfterCommitRate)
         sessionExpiryEvery = try int("sessionExpiryEvery", sessionExpiryEvery)
         dailyRequestLimit = try int("dailyRequestLimit", dailyRequestLimit)
+        stallAfterRequests = try int("stallAfterRequests", stallAfterRequests)
+        stallAfterWrites = try int("stallAfterWrites", stallAfterWrites)
         seed = UInt64(try int("seed", Int(seed)))
     }
 

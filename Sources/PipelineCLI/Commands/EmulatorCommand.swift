@@ -33,6 +33,11 @@ struct EmulatorCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Faults to inject from the start (the JSON of POST /emulator/faults).", valueName: "FILE"))
     var faults: String?
 
+    @Option(help: ArgumentHelp(
+        "Stop a request that runs longer than this many seconds without applying it, as an org does (default 30). Give clients the same value as requestDeadlineSeconds.",
+        valueName: "SECONDS"))
+    var requestDeadline: Double = 30
+
     @Option(help: ArgumentHelp("Serve HTTPS with this PEM certificate chain (with --tls-key).", valueName: "PEM"))
     var tlsCert: String?
 
@@ -44,7 +49,8 @@ struct EmulatorCommand: AsyncParsableCommand {
         do {
             emulator = try OrgEmulator(configuration: .init(
                 host: host, port: port, databasePath: database, seedPath: seed, accessToken: accessToken,
-                faultsPath: faults, latencyMs: latencyMs, tlsCertificatePath: tlsCert, tlsKeyPath: tlsKey))
+                faultsPath: faults, latencyMs: latencyMs, tlsCertificatePath: tlsCert, tlsKeyPath: tlsKey,
+                requestDeadlineSeconds: requestDeadline))
         } catch {
             Console.error("error: \(error.description)")
             throw ExitCode(2)

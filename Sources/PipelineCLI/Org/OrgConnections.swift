@@ -34,6 +34,7 @@ final class OrgConnections: Sendable {
             } catch {
                 throw StageFailure(.invalidInput, "org.emulator: \(error.description)")
             }
+            let startedAt = Date()
             let running: RunningOrgEmulator
             do {
                 running = try await emulator.start()
@@ -41,14 +42,19 @@ final class OrgConnections: Sendable {
                 throw StageFailure(.failed, "org.emulator: the embedded emulator did not start: \(error)")
             }
             server = running
-            client = try SalesforceClient(settings: OrgConnectionSettings(
-                instanceURL: running.instanceURL, auth: .accessToken(accessToken: running.accessToken)))
+            var connection = OrgConnectionSettings(
+                instanceURL: running.instanceURL, requestDeadlineSeconds: emulator.requestDeadlineSeconds,
+                auth: .accessToken(accessToken: running.accessToken))
+            // The emulator lives in this process: whatever an earlier run sent it died with that run.
+            connection.orgStartedAt = startedAt
+            client = try SalesforceClient(settings: connection)
         case .remote(let settings):
             do {
                 client = try SalesforceClient(settings: OrgConnectionSettings(
                     instanceURL: settings.instanceUrl, loginURL: settings.loginUrl ?? "https://login.salesforce.com",
                     apiVersion: settings.apiVersion ?? "62.0", maxInFlight: settings.maxInFlight ?? 8,
-                    timeoutSeconds: settings.timeoutSeconds ?? 120, headers: settings.headers, auth: settings.auth))
+                    timeoutSeconds: settings.timeoutSeconds ?? 120, requestDeadlineSeconds: settings.requestDeadlineSeconds ?? 600,
+                    headers: settings.headers, auth: settings.auth))
             } catch {
                 throw StageFailure(.invalidInput, "org: \(error)")
             }

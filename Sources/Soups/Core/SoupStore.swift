@@ -143,6 +143,12 @@ enum StoreSchema {
               sentAt INTEGER NOT NULL);
             CREATE INDEX IF NOT EXISTS sync_journal_sync ON sync_journal (syncName);
             """)
+        // Columns added since the journal first shipped: a store made before gets them empty.
+        let columns = Set(try Row.fetchAll(db, sql: "PRAGMA table_info(sync_journal)").map { $0["name"] as String })
+        for (name, type) in [("serverSentAt", "INTEGER"), ("settledBy", "INTEGER"), ("linkField", "TEXT"), ("linkSoup", "TEXT"),
+                             ("linkEntryId", "INTEGER"), ("bulkJobId", "TEXT")] where !columns.contains(name) {
+            try db.execute(sql: "ALTER TABLE sync_journal ADD COLUMN \(name) \(type)")
+        }
     }
 
     /// The datasets file's tables.

@@ -7,13 +7,15 @@ extension SoupStore {
     public func appendToJournal(_ entries: [SyncJournalEntry]) async throws -> [SyncJournalEntry] {
         try await pool.write { db in
             let statement = try db.cachedStatement(sql: """
-                INSERT INTO sync_journal (syncName, soupName, entryId, operation, objectType, recordId, payload, sentAt)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO sync_journal (syncName, soupName, entryId, operation, objectType, recordId, payload, sentAt,
+                                          serverSentAt, settledBy, linkField, linkSoup, linkEntryId, bulkJobId)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
             return try entries.map { entry in
                 try statement.execute(arguments: [
                     entry.syncName, entry.soupName, entry.entryId, entry.operation.rawValue, entry.objectType, entry.recordId,
-                    JSONValue.object(entry.payload).jsonString, entry.sentAt,
+                    JSONValue.object(entry.payload).jsonString, entry.sentAt, entry.serverSentAt, entry.settledBy,
+                    entry.link?.field, entry.link?.soupName, entry.link?.entryId, entry.bulkJobId,
                 ])
                 var stored = entry
                 stored.id = db.lastInsertedRowID
@@ -22,14 +24,32 @@ extension SoupStore {
         }
     }
 
+    /// Records the Bulk API job that carries the given journal entries (before its data is uploaded).
+    public func setBulkJob(_ jobId: String, forJournalIds ids: [Int64]) async throws {
+        try await pool.write { db in
+            for chunk in ids.chunked(into: 500) {
+                try db.execute(sql: "UPDATE sync_journal SET bulkJobId = ? WHERE id IN (\(chunk.map { _ in "?" }.joined(separator: ",")))",
+                               arguments: StatementArguments([jobId as any DatabaseValueConvertible] + chunk.map { $0 as any DatabaseValueConvertible }))
+            }
+        }
+    }
+
     /// The writes of a sync still waiting for a confirmed outcome, oldest first.
     public func journal(of syncName: String) async throws -> [SyncJournalEntry] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM sync_journal WHERE syncName = ? ORDER BY id", arguments: [syncName]).map { row in
-                SyncJournalEntry(
+                let linkField: String? = row["linkField"]
+                let linkSoup: String? = row["linkSoup"]
+                let linkEntryId: Int64? = row["linkEntryId"]
+                return SyncJournalEntry(
                     id: row["id"], syncName: row["syncName"], soupName: row["soupName"], entryId: row["entryId"],
                     operation: SyncJournalEntry.Operation(rawValue: row["operation"]) ?? .update, objectType: row["objectType"],
-                    recordId: row["recordId"], payload: try Self.decodeEntry(row["payload"]), sentAt: row["sentAt"])
+                    recordId: row["recordId"], payload: try Self.decodeEntry(row["payload"]), sentAt: row["sentAt"],
+                    serverSentAt: row["serverSentAt"], settledBy: row["settledBy"],
+                    link: linkField.flatMap { field in
+                        linkSoup.flatMap { soup in linkEntryId.map { SyncJournalEntry.Link(field: field, soupName: soup, entryId: $0) } }
+                    },
+                    bulkJobId: row["bulkJobId"])
             }
         }
     }

@@ -175,7 +175,7 @@ struct LoadContext {
             }
             return .emulator(.init(seed: seed, database: database, faults: faults))
         }
-        let known: Set<String> = ["instanceUrl", "loginUrl", "apiVersion", "maxInFlight", "timeoutSeconds", "headers", "auth"]
+        let known: Set<String> = ["instanceUrl", "loginUrl", "apiVersion", "maxInFlight", "timeoutSeconds", "requestDeadlineSeconds", "headers", "auth"]
         for key in org.keys where !known.contains(key) {
             error("org.\(key)", "unknown key; expected \"emulator\" or \(known.sorted().joined(separator: ", "))")
         }
@@ -194,10 +194,14 @@ struct LoadContext {
                 error("org.maxInFlight", "must be an integer from 1 to 64")
             }
         }
-        var timeout: Double?
-        if let value = org["timeoutSeconds"] {
-            if let number = value.doubleValue, number > 0 { timeout = number } else { error("org.timeoutSeconds", "must be a positive number") }
+        func seconds(_ key: String) -> Double? {
+            guard let value = org[key] else { return nil }
+            if let number = value.doubleValue ?? value.integerValue.map(Double.init), number > 0, number <= 86_400 { return number }
+            error("org.\(key)", "must be a number of seconds from 0 to 86400")
+            return nil
         }
+        let timeout = seconds("timeoutSeconds")
+        let deadline = seconds("requestDeadlineSeconds")
         var headers: [String: String] = [:]
         if let value = org["headers"] {
             if let object = value.objectValue {
@@ -221,7 +225,7 @@ struct LoadContext {
             error("org.instanceUrl", "is required with the access_token flow")
         }
         return .remote(.init(instanceUrl: instanceUrl, loginUrl: loginUrl, apiVersion: apiVersion, maxInFlight: maxInFlight,
-                             timeoutSeconds: timeout, headers: headers, auth: orgAuth))
+                             timeoutSeconds: timeout, requestDeadlineSeconds: deadline, headers: headers, auth: orgAuth))
     }
 
     mutating func emulatorPath(_ emulator: JSONObject, _ key: String) -> String? {

@@ -21,6 +21,8 @@ public enum OrgConfiguration: Sendable, Equatable {
         public var apiVersion: String?
         public var maxInFlight: Int?
         public var timeoutSeconds: Double?
+        /// How long the org may go on executing a request it received (default 600, Salesforce's limit).
+        public var requestDeadlineSeconds: Double?
         public var headers: [String: String]
         public var auth: OrgAuth
     }

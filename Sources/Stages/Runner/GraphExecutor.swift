@@ -112,9 +112,11 @@ struct GraphExecutor: Sendable {
             await feed.ended(stage.id, failed: Task.isCancelled)
             outcome = StageOutcome(status: result.hasProblems ? .partial : .succeeded, result: result, durationMs: 0, error: nil, failureKind: nil)
         } catch where Task.isCancelled && control.stopExitCode != nil {
-            outcome = StageOutcome(status: .failed, result: StageResult(), durationMs: 0, error: "stopped before it finished", failureKind: .failed)
+            outcome = StageOutcome(status: .failed, result: (error as? StageFailure)?.partialResult ?? StageResult(), durationMs: 0,
+                                   error: "stopped before it finished", failureKind: .failed)
         } catch let failure as StageFailure {
-            outcome = StageOutcome(status: .failed, result: StageResult(), durationMs: 0, error: failure.message, failureKind: failure.kind)
+            outcome = StageOutcome(status: .failed, result: failure.partialResult ?? StageResult(), durationMs: 0, error: failure.message,
+                                   failureKind: failure.kind)
         } catch {
             outcome = StageOutcome(status: .failed, result: StageResult(), durationMs: 0, error: "\(error)", failureKind: .failed)
         }

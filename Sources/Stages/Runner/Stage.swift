@@ -71,10 +71,13 @@ public struct StageFailure: Error, Sendable, CustomStringConvertible {
 
     public var kind: Kind
     public var message: String
+    /// What the stage did before it failed (records it committed), reported as its counts.
+    public var partialResult: StageResult?
 
-    public init(_ kind: Kind, _ message: String) {
+    public init(_ kind: Kind, _ message: String, partialResult: StageResult? = nil) {
         self.kind = kind
         self.message = message
+        self.partialResult = partialResult
     }
 
     public var description: String { message }

@@ -13,6 +13,13 @@ public struct ParentChildrenSyncUpTarget: SyncUpTarget {
     public var childrenUpdateFieldlist: [String]?
     public var preferredTransport: SyncUpTransport { .collections }
     public var hasChildren: Bool { true }
+    public var references: [SyncUpReference] {
+        [SyncUpReference(soup: children.soupName, field: children.parentIdFieldName, referencedSoup: parent.soupName)]
+    }
+
+    public func idFieldName(inSoup soup: String) -> String {
+        soup == parent.soupName ? parent.idFieldName : children.idFieldName
+    }
 
     public init(parent: ParentInfo, children: ChildrenInfo, relationship: RelationshipType,
                 parentCreateFieldlist: [String]? = nil, parentUpdateFieldlist: [String]? = nil,
@@ -42,6 +49,33 @@ public struct ParentChildrenSyncUpTarget: SyncUpTarget {
         return ids.sorted()
     }
 
+    /// Dirty children whose parent id names no entry of the parent soup: no tree reaches them.
+    public func strandedRecords(in store: SoupStore) async throws -> [SyncUpStrandedRecord] {
+        var stranded: [SyncUpStrandedRecord] = []
+        var afterId: Int64 = 0
+        while true {
+            let page = try await store.dirtyEntries(in: children.soupName, afterId: afterId, limit: 2000)
+            guard let last = page.last?.soupEntryId else { break }
+            afterId = last
+            let parentIds = Set(page.compactMap { $0[children.parentIdFieldName]?.stringValue }).map(JSONValue.string)
+            let parents = try await store.entries(in: parent.soupName, where: parent.idFieldName, in: parentIds)
+            for entry in page where parents[entry[children.parentIdFieldName] ?? .null]?.isEmpty ?? true {
+                let parentId = entry[children.parentIdFieldName]?.stringValue
+                let reason = parentId.map { "its parent \(children.parentIdFieldName) = \($0) is not in \(parent.soupName), so no parent-children tree sends it" }
+                    ?? "it has no \(children.parentIdFieldName), so no parent-children tree sends it"
+                stranded.append(SyncUpStrandedRecord(record: childRecord(entry), reason: reason))
+            }
+        }
+        return stranded
+    }
+
+    private func childRecord(_ child: JSONObject) -> SyncUpRecord {
+        SyncUpRecord(
+            soup: children.soupName, entry: child, objectType: children.sobjectType, idField: children.idFieldName,
+            modificationDateField: children.modificationDateFieldName, externalIdField: children.externalIdFieldName,
+            createFields: childrenCreateFieldlist, updateFields: childrenUpdateFieldlist)
+    }
+
     public func trees(for ids: [Int64], in store: SoupStore) async throws -> [SyncUpTree] {
         let parents = try await store.retrieve(ids: ids, from: parent.soupName)
         let parentIds = parents.compactMap { $0[parent.idFieldName]?.stringValue }.map(JSONValue.string)
@@ -53,12 +87,7 @@ public struct ParentChildrenSyncUpTarget: SyncUpTarget {
                 createFields: parentCreateFieldlist, updateFields: parentUpdateFieldlist)
             let key = entry[parent.idFieldName] ?? .null
             let childEntries = (childrenByParent[key] ?? []).sorted { ($0.soupEntryId ?? 0) < ($1.soupEntryId ?? 0) }
-            let childRecords = childEntries.map { child in
-                SyncUpRecord(
-                    soup: children.soupName, entry: child, objectType: children.sobjectType, idField: children.idFieldName,
-                    modificationDateField: children.modificationDateFieldName, externalIdField: children.externalIdFieldName,
-                    createFields: childrenCreateFieldlist, updateFields: childrenUpdateFieldlist)
-            }
+            let childRecords = childEntries.map(childRecord)
             return SyncUpTree(parent: parentRecord, children: childRecords, relationship: relationship,
                               parentIdField: children.parentIdFieldName, childRelationshipName: children.sobjectTypePlural)
         }

@@ -12,6 +12,7 @@ public struct SoupSyncUpTarget: SyncUpTarget {
     public var updateFieldlist: [String]?
     public var preferredTransport: SyncUpTransport
     public var hasChildren: Bool { false }
+    public func idFieldName(inSoup soup: String) -> String { idFieldName }
 
     public init(soupName: String, idFieldName: String = "Id", modificationDateFieldName: String = "LastModifiedDate",
                 externalIdFieldName: String? = nil, createFieldlist: [String]? = nil, updateFieldlist: [String]? = nil,

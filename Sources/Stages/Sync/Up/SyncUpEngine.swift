@@ -44,40 +44,148 @@ struct SyncUpEngine {
         }
     }
 
-    func run() async throws -> StageResult {
+    /// Per-record counts and result rows. Uncertain and unresolved records are tallied at the
+    /// end, by their last state: one found and adopted in a later round counts as created once.
+    struct Tally {
         var result = StageResult()
-        var heldBack: [String: Set<Int64>] = [:]
-        if !settings.dryRun {
-            let reconciler = SyncUpJournalReconciler(client: client, store: store, syncName: settings.syncName, mergeMode: settings.mergeMode)
-            let settled = try await reconciler.reconcile()
-            try await store.apply(settled.changes)
-            heldBack = settled.heldBack
-            let held = heldBack.values.reduce(0) { $0 + $1.count }
-            if held > 0 { result.add(StageCounts.uncertain, held) }
-            if settled.adopted > 0 {
-                logger.info("\(settled.adopted) record(s) created by an earlier run whose answer was lost were found in the org and kept")
-            }
+        var pending: [SyncUpJournalReconciler.EntryKey: SyncUpResultFiles.Row] = [:]
+
+        mutating func settle(_ soup: String, _ entryId: Int64) {
+            pending[SyncUpJournalReconciler.EntryKey(soup: soup, id: entryId)] = nil
         }
-        let ids = try await target.candidateIds(in: store)
-        try await tracker.setTotalSize(ids.count)
-        let transport = settings.strategy.transport(for: target, records: ids.count, bulkThreshold: settings.bulkThreshold)
-        logger.info("sync up \(settings.syncName): \(ids.count) tree(s) or record(s) to send, through \(transport.rawValue)")
-        var done = 0
-        for page in ids.chunked(into: pageSize(for: transport)) {
-            if shouldStop() {
-                try await tracker.finish(.stopped)
-                return result
-            }
-            var trees = try await target.trees(for: page, in: store)
-            trees.removeAll { tree in tree.records.contains { heldBack[$0.soup]?.contains($0.entryId) ?? false } }
-            try await syncPage(&trees, transport: transport, result: &result)
-            done += page.count
-            try await tracker.advance(done: done)
+
+        /// The counts with every record still pending counted as uncertain, and its rows.
+        mutating func close() -> [SyncUpResultFiles.Row] {
+            let rows = pending.values.sorted { ($0.object, $0.entryId) < ($1.object, $1.entryId) }
+            for row in rows { result.add(StageCounts.uncertain, object: row.object) }
+            pending = [:]
+            return rows
         }
-        return result
     }
 
-    private func syncPage(_ trees: inout [SyncUpTree], transport: SyncUpTransport, result: inout StageResult) async throws {
+    func run() async throws -> StageResult {
+        var tally = Tally()
+        do {
+            try await runRounds(&tally)
+        } catch {
+            // Keep and report what was committed before the stop.
+            let rows = tally.close()
+            try? await files.add(rows)
+            let message = (error as? StageFailure)?.message ?? "\(error)"
+            throw StageFailure(.failed, message, partialResult: tally.result)
+        }
+        try await files.add(tally.close())
+        return tally.result
+    }
+
+    /// A first round sends every candidate; when answers were lost, up to two more rounds find
+    /// them in the org (adopting those it applied) and send what still waits on them.
+    private func runRounds(_ tally: inout Tally) async throws {
+        try await reportStranded(&tally)
+        var settledRoots = Set<Int64>()
+        for round in 0..<3 {
+            var heldBack: [String: Set<Int64>] = [:]
+            if !settings.dryRun {
+                heldBack = try await reconcile(&tally)
+            }
+            let ids = try await target.candidateIds(in: store).filter { !settledRoots.contains($0) }
+            if round == 0 { try await tracker.setTotalSize(ids.count) } else if ids.isEmpty { break }
+            let transport = settings.strategy.transport(for: target, records: ids.count, bulkThreshold: settings.bulkThreshold)
+            logger.info("sync up \(settings.syncName): \(ids.count) tree(s) or record(s) to send, through \(transport.rawValue)\(round > 0 ? " (after lost answers, round \(round + 1))" : "")")
+            var done = 0
+            var sawUncertain = false
+            for page in ids.chunked(into: pageSize(for: transport)) {
+                if shouldStop() {
+                    try await tracker.finish(.stopped)
+                    return
+                }
+                var trees = try await target.trees(for: page, in: store)
+                holdBack(&trees, heldBack, tally: &tally)
+                let outcome = try await syncPage(&trees, transport: transport, tally: &tally)
+                settledRoots.formUnion(outcome.settledRoots)
+                sawUncertain = sawUncertain || outcome.sawUncertain
+                done += page.count
+                if round == 0 { try await tracker.advance(done: done) }
+            }
+            if settings.dryRun || !sawUncertain { break }
+        }
+    }
+
+    /// Settles the journal of earlier attempts (SPEC §4): adopted creates are counted and listed;
+    /// what stays uncertain is held back.
+    private func reconcile(_ tally: inout Tally) async throws -> [String: Set<Int64>] {
+        let reconciler = SyncUpJournalReconciler(client: client, store: store, syncName: settings.syncName, mergeMode: settings.mergeMode,
+                                                 target: target)
+        let settled = try await reconciler.reconcile()
+        var success: [SyncUpResultFiles.Row] = []
+        for row in settled.rows {
+            let key = SyncUpJournalReconciler.EntryKey(soup: row.soup, id: row.entryId)
+            if row.kind == .success {
+                tally.pending[key] = nil
+                tally.result.add(StageCounts.created, object: row.object)
+                success.append(row)
+            } else {
+                tally.pending[key] = row
+            }
+        }
+        try await files.add(success)
+        if settled.adopted > 0 {
+            logger.info("\(settled.adopted) record(s) created by an earlier attempt whose answer was lost were found in the org and kept")
+        }
+        if settled.heldCount > 0 {
+            logger.warning("\(settled.heldCount) record(s) whose answer was lost could not be settled yet and are not sent in this run")
+        }
+        return settled.heldBack
+    }
+
+    /// Trees holding an uncertain record wait for it: none of their records is sent.
+    private func holdBack(_ trees: inout [SyncUpTree], _ heldBack: [String: Set<Int64>], tally: inout Tally) {
+        guard !heldBack.isEmpty else { return }
+        trees.removeAll { tree in
+            guard tree.records.contains(where: { heldBack[$0.soup]?.contains($0.entryId) ?? false }) else { return false }
+            for record in tree.records where record.isDirty && !(heldBack[record.soup]?.contains(record.entryId) ?? false) {
+                let key = SyncUpJournalReconciler.EntryKey(soup: record.soup, id: record.entryId)
+                tally.pending[key] = SyncUpResultFiles.Row(
+                    kind: .error, object: record.objectType ?? "unknown", operation: record.action == .delete ? "delete" : record.action == .update ? "update" : "create",
+                    entryId: record.entryId, localId: record.id.flatMap { SyncField.isLocalId($0) ? $0 : nil }, id: record.hasServerId ? record.id : nil,
+                    errorCode: "UNRESOLVED_REFERENCE", errorMessage: "not sent: a record of its tree is uncertain; sent once that is settled",
+                    fields: JSONObject(), soup: record.soup)
+            }
+            return true
+        }
+    }
+
+    /// Dirty records no tree reaches are failures of the run, not silence.
+    private func reportStranded(_ tally: inout Tally) async throws {
+        let stranded = try await target.strandedRecords(in: store)
+        guard !stranded.isEmpty else { return }
+        var changes = SoupChangeSet()
+        var rows: [SyncUpResultFiles.Row] = []
+        for item in stranded {
+            var entry = item.record.entry
+            let error = SyncUpError(status: 0, code: "UNRESOLVED_REFERENCE", message: item.reason)
+            entry[SyncField.lastError] = .string(JSONValue.object(error.json).jsonString)
+            changes.save(entry, in: item.record.soup)
+            let object = item.record.objectType ?? "unknown"
+            tally.result.add(settings.dryRun ? StageCounts.rejected : StageCounts.failed, object: object)
+            rows.append(SyncUpResultFiles.Row(
+                kind: settings.dryRun ? .plan : .error, object: object, operation: settings.dryRun ? "reject" : "create", entryId: item.record.entryId,
+                localId: item.record.id.flatMap { SyncField.isLocalId($0) ? $0 : nil }, id: item.record.hasServerId ? item.record.id : nil,
+                errorCode: error.code, errorMessage: error.message, fields: JSONObject()))
+        }
+        if !settings.dryRun { try await store.apply(changes) }
+        try await files.add(rows)
+        logger.warning("\(stranded.count) dirty record(s) are reached by no tree of this sync and are not sent (see the error CSV)")
+    }
+
+    /// What a page's sync decided beyond the soups.
+    struct PageOutcome {
+        /// Candidates (by root entry id) whose every record has a definite outcome.
+        var settledRoots = Set<Int64>()
+        var sawUncertain = false
+    }
+
+    private func syncPage(_ trees: inout [SyncUpTree], transport: SyncUpTransport, tally: inout Tally) async throws -> PageOutcome {
         var final: [RecordKey: SyncUpOutcome] = [:]
         var kinds: [RecordKey: SyncUpOperation.Kind] = [:]
         var sent: [RecordKey: JSONObject] = [:]
@@ -135,16 +243,25 @@ struct SyncUpEngine {
             } catch {
                 // Save what the org confirmed before stopping.
                 _ = applier.apply(results.outcomes, kinds: kinds, to: &trees, removed: &removed, final: &final, allowRerun: false)
-                try await commit(trees, final: final, kinds: kinds, sent: sent, removed: removed, journal: results.journalIds, originalIds: originalIds, result: &result)
+                _ = try await commit(trees, final: final, kinds: kinds, sent: sent, removed: removed, journal: results.journalIds,
+                                     originalIds: originalIds, tally: &tally)
                 throw error
             }
-            let passResult = applier.apply(results.outcomes, kinds: kinds, to: &trees, removed: &removed, final: &final, allowRerun: pass < 2)
+            var passResult = applier.apply(results.outcomes, kinds: kinds, to: &trees, removed: &removed, final: &final, allowRerun: pass < 2)
+            // Row locks and busy answers applied nothing: those trees go again after a pause.
+            let transient = Set(final.compactMap { key, outcome in outcome.error?.isTransient == true ? key.tree : nil })
+            passResult.rerun.formUnion(transient)
+            // A tree with an uncertain record is never sent again in this page: the journal settles it.
+            let uncertainTrees = Set(final.compactMap { key, outcome in outcome.isSettled ? nil : key.tree })
+            passResult.rerun.subtract(uncertainTrees)
             guard pass < 2, !passResult.rerun.isEmpty else { break }
+            if !transient.isDisjoint(with: passResult.rerun) { try await Task.sleep(for: .milliseconds(500 << pass)) }
             try await recreateMissingParents(&trees, among: passResult.parentsToCheck, applier: applier)
             pending = passResult.rerun
         }
         if settings.mergeMode == .leaveIfChanged && !settings.dryRun { try await refreshModificationDates(&trees, final: final) }
-        try await commit(trees, final: final, kinds: kinds, sent: sent, removed: removed, journal: results.journalIds, originalIds: originalIds, result: &result)
+        return try await commit(trees, final: final, kinds: kinds, sent: sent, removed: removed, journal: results.journalIds,
+                                originalIds: originalIds, tally: &tally)
     }
 
     /// OVERWRITE met a child deleted on the server: when its saved parent is gone too, the parent
@@ -199,9 +316,10 @@ struct SyncUpEngine {
     /// Saves the page: entries changed, entries removed, what the org confirmed, settled journal
     /// entries (those whose answer was lost stay); then counts and result rows.
     private func commit(_ trees: [SyncUpTree], final: [RecordKey: SyncUpOutcome], kinds: [RecordKey: SyncUpOperation.Kind],
-                        sent: [RecordKey: JSONObject], removed: Set<RecordKey>, journal: [RecordKey: Int64],
-                        originalIds: [RecordKey: String?], result: inout StageResult) async throws {
+                        sent: [RecordKey: JSONObject], removed: Set<RecordKey>, journal: [RecordKey: [Int64]],
+                        originalIds: [RecordKey: String?], tally: inout Tally) async throws -> PageOutcome {
         var changes = SoupChangeSet()
+        var page = PageOutcome()
         let touched = Set(final.keys.map(\.tree))
         for index in touched.sorted() {
             for (position, record) in trees[index].records.enumerated() {
@@ -214,11 +332,11 @@ struct SyncUpEngine {
                 }
             }
         }
-        for (key, id) in journal {
-            if case .uncertain = final[key] { continue }
-            changes.settledJournalIds.append(id)
+        for (key, ids) in journal where final[key]?.isSettled == true {
+            changes.settledJournalIds.append(contentsOf: ids)
         }
         if !settings.dryRun { try await store.apply(changes) }
+        var unsettled = Set<Int>()
         var rows: [SyncUpResultFiles.Row] = []
         for (key, outcome) in final.sorted(by: { ($0.key.tree, $0.key.child ?? -1) < ($1.key.tree, $1.key.child ?? -1) }) {
             let record = trees[key.tree][key.child]
@@ -236,19 +354,33 @@ struct SyncUpEngine {
                 countKey = error.code == "CONFLICT" ? StageCounts.conflicts : settings.dryRun ? StageCounts.rejected : StageCounts.failed
                 fileKind = settings.dryRun ? .plan : .error
                 if settings.dryRun { action = error.code == "CONFLICT" ? "conflict" : "reject" }
-            case .uncertain:
+            case .uncertain, .unresolved:
                 countKey = StageCounts.uncertain
                 fileKind = .error
+            case .notSent:
+                unsettled.insert(key.tree)
+                continue
             }
-            result.add(countKey, object: object)
             let error = outcome.error
             let localId = originalIds[key] ?? nil
-            rows.append(SyncUpResultFiles.Row(
+            let row = SyncUpResultFiles.Row(
                 kind: fileKind, object: object, operation: settings.dryRun ? action : operation, entryId: record.entryId,
                 localId: localId.flatMap { SyncField.isLocalId($0) ? $0 : nil }, id: record.hasServerId ? record.id : nil,
-                errorCode: error?.code ?? (outcome.isUncertain ? "UNCERTAIN" : nil),
-                errorMessage: error?.message ?? outcome.uncertainMessage, fields: sent[key] ?? JSONObject()))
+                errorCode: error?.code ?? (outcome.isUncertain ? "UNCERTAIN" : outcome.uncertainMessage != nil ? "UNRESOLVED_REFERENCE" : nil),
+                errorMessage: error?.message ?? outcome.uncertainMessage, fields: sent[key] ?? JSONObject(), soup: record.soup)
+            let entryKey = SyncUpJournalReconciler.EntryKey(soup: record.soup, id: record.entryId)
+            if countKey == StageCounts.uncertain {
+                unsettled.insert(key.tree)
+                page.sawUncertain = true
+                tally.pending[entryKey] = row
+            } else {
+                tally.pending[entryKey] = nil
+                tally.result.add(countKey, object: object)
+                rows.append(row)
+            }
         }
+        for index in trees.indices where !unsettled.contains(index) { page.settledRoots.insert(trees[index].parent.entryId) }
         try await files.add(rows)
+        return page
     }
 }

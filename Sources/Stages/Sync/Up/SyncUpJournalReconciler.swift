@@ -1,128 +1,325 @@
 import Connectors
+import Foundation
 import JSON
-import SOQL
 import Soups
 
-/// Settles the journal a dead run (or a lost answer) left behind before anything is sent again:
-/// a create is looked up in the org (created since it was sent, with the values sent) and adopted
-/// when found once, sent again when not found, and held back as uncertain when found more than
-/// once; an update whose values the org already holds is marked clean (so LEAVE_IF_CHANGED does
-/// not take our own write for a conflict); upserts and deletes are safe to send again.
+/// Settles the journal a dead run (or a lost answer) left behind before anything is sent again
+/// (SPEC §4, uncertain creates):
+/// - a create carried by a Bulk job is read back from that job's results;
+/// - any other create is looked for in the org by ``SyncUpCreateFinder`` — batched, parents
+///   before the children that reference them, so a child is matched under its *resolved* parent;
+///   one match is adopted (its id goes to the entry and to every entry that held the `local_` id),
+///   no match once the org can no longer apply the write means it was not applied (sent again),
+///   anything else stays *uncertain* and is held back, with its dependants;
+/// - an update the org already holds is marked clean under LEAVE_IF_CHANGED (so our own write is
+///   not taken for a conflict); upserts, deletes and other updates are safe to send again.
+/// Each batch's decisions are saved as they are made, so a run killed while reconciling resumes
+/// where it stopped.
 struct SyncUpJournalReconciler {
     let client: any OrgClient
     let store: SoupStore
     let syncName: String
     let mergeMode: MergeMode
+    let target: any SyncUpTarget
 
     struct Outcome {
-        var changes = SoupChangeSet()
-        /// Entries (by soup) still uncertain: not sent in this run.
+        /// Entries (by soup) still uncertain, or depending on one: not sent in this run.
         var heldBack: [String: Set<Int64>] = [:]
-        /// Creates found in the org and adopted.
+        /// Result-file rows: creates adopted (success) and entries held back (error).
+        var rows: [SyncUpResultFiles.Row] = []
         var adopted = 0
+        var notApplied = 0
+        var heldCount: Int { heldBack.values.reduce(0) { $0 + $1.count } }
+    }
+
+    /// A soup entry, by soup and `_soupEntryId`.
+    struct EntryKey: Hashable {
+        var soup: String
+        var id: Int64
     }
 
     func reconcile() async throws -> Outcome {
+        var run = Run(reconciler: self)
+        try await run.load()
+        if run.journal.isEmpty { return run.outcome }
+        try await run.settleTrivial()
+        try await run.checkUpdates()
+        try await run.readBulkJobs()
+        try await run.findCreates()
+        try await run.saveHeld()
+        return run.outcome
+    }
+
+    /// One reconciliation's working state.
+    struct Run {
+        let reconciler: SyncUpJournalReconciler
+        var journal: [SyncJournalEntry] = []
+        /// The entries concerned, as last saved.
+        var entries: [EntryKey: JSONObject] = [:]
         var outcome = Outcome()
-        let pending = try await store.journal(of: syncName)
-        guard !pending.isEmpty else { return outcome }
-        for (soup, entries) in Dictionary(grouping: pending, by: \.soupName) {
-            let current = Dictionary(try await store.retrieve(ids: entries.map(\.entryId), from: soup).compactMap { entry in
-                entry.soupEntryId.map { ($0, entry) }
-            }, uniquingKeysWith: { $1 })
-            for journal in entries {
-                guard var entry = current[journal.entryId], entry.isDirty else {
-                    outcome.changes.settledJournalIds.append(journal.id)
+        var creates: [SyncJournalEntry] = []
+        var updates: [SyncJournalEntry] = []
+        var bulkCreates: [String: [SyncJournalEntry]] = [:]
+
+        init(reconciler: SyncUpJournalReconciler) {
+            self.reconciler = reconciler
+        }
+
+        var store: SoupStore { reconciler.store }
+        var target: any SyncUpTarget { reconciler.target }
+
+        func idField(_ soup: String) -> String { target.idFieldName(inSoup: soup) }
+
+        /// The server id an entry holds, if it has one.
+        func serverId(_ key: EntryKey) -> String? {
+            guard let id = entries[key]?[idField(key.soup)]?.stringValue, !id.isEmpty, !SyncField.isLocalId(id) else { return nil }
+            return id
+        }
+
+        mutating func load() async throws {
+            journal = try await store.journal(of: reconciler.syncName)
+            var wanted: [String: Set<Int64>] = [:]
+            for entry in journal {
+                wanted[entry.soupName, default: []].insert(entry.entryId)
+                if let link = entry.link { wanted[link.soupName, default: []].insert(link.entryId) }
+            }
+            for (soup, ids) in wanted {
+                for chunk in ids.sorted().chunked(into: 500) {
+                    for entry in try await store.retrieve(ids: chunk, from: soup) {
+                        if let id = entry.soupEntryId { entries[EntryKey(soup: soup, id: id)] = entry }
+                    }
+                }
+            }
+        }
+
+        /// Settles what needs no question to the org, and sorts the rest.
+        mutating func settleTrivial() async throws {
+            var changes = SoupChangeSet()
+            for entry in journal {
+                let key = EntryKey(soup: entry.soupName, id: entry.entryId)
+                guard let current = entries[key], current.isDirty else {
+                    changes.settledJournalIds.append(entry.id)
                     continue
                 }
-                switch journal.operation {
+                switch entry.operation {
                 case .upsert, .delete:
-                    outcome.changes.settledJournalIds.append(journal.id)
+                    changes.settledJournalIds.append(entry.id)
                 case .update:
-                    if mergeMode == .leaveIfChanged, try await serverHolds(journal), Self.matches(entry, journal.payload) {
-                        let fields = try await serverFields(journal, ["LastModifiedDate"])
-                        if let date = fields?["LastModifiedDate"] { entry["LastModifiedDate"] = date }
-                        entry.markClean()
-                        outcome.changes.save(entry, in: soup)
-                        outcome.changes.confirmed[soup, default: [:]][journal.entryId] = entry.dataFields
-                    }
-                    outcome.changes.settledJournalIds.append(journal.id)
+                    if reconciler.mergeMode == .leaveIfChanged { updates.append(entry) } else { changes.settledJournalIds.append(entry.id) }
                 case .create:
-                    let found = try await createdRecords(journal)
-                    if found.count == 1 {
-                        entry["Id"] = .string(found[0])
-                        if Self.matches(entry, journal.payload) { entry.markClean() } else {
-                            entry[SyncField.locallyCreated] = .bool(false)
-                            entry[SyncField.locallyUpdated] = .bool(true)
-                        }
-                        outcome.changes.save(entry, in: soup)
-                        if !entry.isDirty { outcome.changes.confirmed[soup, default: [:]][journal.entryId] = entry.dataFields }
-                        outcome.changes.settledJournalIds.append(journal.id)
-                        outcome.adopted += 1
-                    } else if found.isEmpty {
-                        outcome.changes.settledJournalIds.append(journal.id)
+                    if serverId(key) != nil {
+                        changes.settledJournalIds.append(entry.id)
+                    } else if let job = entry.bulkJobId {
+                        bulkCreates[job, default: []].append(entry)
                     } else {
-                        entry[SyncField.lastError] = .string(JSONValue.object([
-                            "errorCode": "UNCERTAIN",
-                            "message": .string("a create whose answer was lost matches \(found.count) \(journal.objectType) records created since (\(found.joined(separator: ", "))); not sent again until resolved"),
-                        ]).jsonString)
-                        outcome.changes.save(entry, in: soup)
-                        outcome.heldBack[soup, default: []].insert(journal.entryId)
+                        creates.append(entry)
                     }
                 }
             }
+            try await store.apply(changes)
         }
-        return outcome
-    }
 
-    /// `true` when the entry still holds exactly the values that were sent.
-    static func matches(_ entry: JSONObject, _ payload: JSONObject) -> Bool {
-        payload.allSatisfy { name, value in
-            if let text = value.stringValue, text.hasPrefix("@{") { return true }
-            return entry[name] == value
-        }
-    }
-
-    /// Fields a lookup can compare exactly: short text, numbers, booleans.
-    private func comparableFields(_ payload: JSONObject) -> [(String, JSONValue)] {
-        payload.compactMap { name, value in
-            switch value {
-            case .string(let text) where !text.hasPrefix("@{") && !text.isEmpty && text.count <= 255: return (name, value)
-            case .integer, .bool: return (name, value)
-            default: return nil
+        /// LEAVE_IF_CHANGED: an update the org already holds is ours; the entry is clean and takes
+        /// the org's new modification date. One Collections read per 200 records.
+        mutating func checkUpdates() async throws {
+            for (type, group) in Dictionary(grouping: updates, by: \.objectType) {
+                for chunk in group.chunked(into: OrgLimits.collection) {
+                    var changes = SoupChangeSet()
+                    changes.settledJournalIds = chunk.map(\.id)
+                    let dateField = "LastModifiedDate"
+                    let fields = Array(Set(chunk.flatMap(\.payload.keys)).union([dateField])).sorted()
+                    let found = try? await reconciler.client.existingRecords(type, ids: chunk.compactMap(\.recordId), fields: fields)
+                    for journal in chunk {
+                        let key = EntryKey(soup: journal.soupName, id: journal.entryId)
+                        guard let record = found?[RecordIdKey.of(journal.recordId.map(JSONValue.string))], var entry = entries[key],
+                              journal.payload.allSatisfy({ SyncUpValueMatch.same(sent: $0.value, stored: record[$0.key]) }),
+                              journal.payload.allSatisfy({ entry[$0.key] == $0.value }) else { continue }
+                        if let date = record[dateField] { entry[dateField] = date }
+                        entry.markClean()
+                        entries[key] = entry
+                        changes.save(entry, in: key.soup)
+                        changes.confirmed[key.soup, default: [:]][key.id] = entry.dataFields
+                    }
+                    try await store.apply(changes)
+                }
             }
         }
-    }
 
-    private func literal(_ value: JSONValue) -> String {
-        switch value {
-        case .string(let text): return SOQL.quote(text)
-        case .bool(let flag): return flag ? "TRUE" : "FALSE"
-        default: return value.jsonString
+        /// Creates carried by a Bulk job: the job's own results say what became of each row. A job
+        /// the org no longer knows leaves its creates to be looked for like any other.
+        mutating func readBulkJobs() async throws {
+            for (job, group) in bulkCreates.sorted(by: { $0.key < $1.key }) {
+                let table = SyncUpBulkTable(kind: .create, externalIdField: nil,
+                                            records: group.map { ($0.payload, $0.recordId, nil) })
+                let result: BulkIngestResult
+                do {
+                    result = try await reconciler.client.bulkIngestResult(jobId: job, rows: table.rows)
+                } catch let error as OrgAPIError where error.status == 404 {
+                    creates.append(contentsOf: group)
+                    continue
+                } catch {
+                    for journal in group {
+                        hold(journal, "Bulk job \(job) could not be read (\(error)); not sent again until it can be")
+                    }
+                    continue
+                }
+                var changes = SoupChangeSet()
+                for (journal, row) in zip(group, result.rows) {
+                    if row.processed, row.error == nil, let id = row.id {
+                        try await adopt(journal, id: id, into: &changes)
+                    } else {
+                        changes.settledJournalIds.append(journal.id)
+                        outcome.notApplied += 1
+                    }
+                }
+                try await store.apply(changes)
+            }
         }
-    }
 
-    private func createdRecords(_ journal: SyncJournalEntry) async throws -> [String] {
-        let since = ServerTimestamp.soqlLiteral(journal.sentAt - 1000)
-        let conditions = ["CreatedDate >= \(since)"] + comparableFields(journal.payload).map { "\($0.0) = \(literal($0.1))" }
-        var ids: [String] = []
-        for try await record in client.query("SELECT Id FROM \(journal.objectType) WHERE \(conditions.joined(separator: " AND ")) LIMIT 10") {
-            if let id = record["Id"]?.stringValue { ids.append(id) }
+        /// Looks for lost creates in the org, parents before the children that reference them.
+        mutating func findCreates() async throws {
+            guard !creates.isEmpty else { return }
+            let finder = try await SyncUpCreateFinder(client: reconciler.client, store: store, target: target)
+            var undecided = creates.sorted { $0.id < $1.id }
+            while !undecided.isEmpty {
+                let pending = Set(undecided.map { EntryKey(soup: $0.soupName, id: $0.entryId) })
+                var ready: [(journal: SyncJournalEntry, parentId: String?)] = []
+                var waiting: [SyncJournalEntry] = []
+                var changes = SoupChangeSet()
+                for journal in undecided {
+                    guard let link = journal.link else { ready.append((journal, nil)); continue }
+                    let parent = EntryKey(soup: link.soupName, id: link.entryId)
+                    if let parentId = serverId(parent) {
+                        ready.append((journal, parentId))
+                    } else if pending.contains(parent) {
+                        waiting.append(journal)
+                    } else if outcome.heldBack[parent.soup]?.contains(parent.id) == true {
+                        hold(journal, "its parent's create is uncertain (\(link.field)); decided with it")
+                    } else {
+                        // The parent was never created, so the child's reference to it could not resolve.
+                        changes.settledJournalIds.append(journal.id)
+                        outcome.notApplied += 1
+                    }
+                }
+                try await store.apply(changes)
+                if ready.isEmpty {
+                    for journal in waiting { hold(journal, "its parent's create is undecided") }
+                    return
+                }
+                for (_, group) in Dictionary(grouping: ready, by: \.journal.objectType).sorted(by: { $0.key < $1.key }) {
+                    for batch in finder.batches(group) {
+                        let found: [Int64: SyncUpCreateFinder.Match]
+                        do {
+                            found = try await finder.find(batch)
+                        } catch {
+                            for (journal, _) in batch { hold(journal, "the org could not be asked whether it holds this record (\(error))") }
+                            continue
+                        }
+                        var batchChanges = SoupChangeSet()
+                        for (journal, _) in batch {
+                            switch found[journal.id] ?? .notFound {
+                            case .one(let id):
+                                try await adopt(journal, id: id, into: &batchChanges)
+                            case .notFound where settled(journal):
+                                batchChanges.settledJournalIds.append(journal.id)
+                                outcome.notApplied += 1
+                            case .notFound:
+                                let until = Date(timeIntervalSince1970: Double(journal.settledBy ?? journal.sentAt) / 1000)
+                                hold(journal, "not found in the org yet, and the org may still apply it until \(Timestamp.iso8601(until)); the next run decides")
+                            case .several(let ids):
+                                hold(journal, "\(ids.count) \(journal.objectType) records in the org match it (\(ids.joined(separator: ", "))); it is not sent again until one is adopted by hand")
+                            }
+                        }
+                        try await store.apply(batchChanges)
+                    }
+                }
+                undecided = waiting
+            }
         }
-        return ids
-    }
 
-    private func serverFields(_ journal: SyncJournalEntry, _ names: [String]) async throws -> JSONObject? {
-        guard let id = journal.recordId else { return nil }
-        for try await record in client.query("SELECT \((["Id"] + names).joined(separator: ", ")) FROM \(journal.objectType) WHERE Id = \(SOQL.quote(id))") {
-            return record
+        /// `true` once the org can no longer apply the write: its deadline has passed, or the org
+        /// started after it was sent.
+        func settled(_ journal: SyncJournalEntry) -> Bool {
+            if let restart = reconciler.client.writesSettledBefore, journal.sentAt < restart { return true }
+            let settledBy = journal.settledBy ?? (journal.sentAt + Int64(reconciler.client.writeSettlingSeconds * 1000))
+            return Timestamp.milliseconds(Date()) > settledBy
         }
-        return nil
-    }
 
-    private func serverHolds(_ journal: SyncJournalEntry) async throws -> Bool {
-        let fields = comparableFields(journal.payload)
-        guard !fields.isEmpty, let record = try await serverFields(journal, fields.map(\.0)) else { return false }
-        return fields.allSatisfy { record[$0.0] == $0.1 }
+        /// Adopts `id` for the journaled create: the entry takes it (clean if it still holds what
+        /// was sent), and so does every entry that referenced its `local_` id.
+        mutating func adopt(_ journal: SyncJournalEntry, id: String, into changes: inout SoupChangeSet) async throws {
+            let key = EntryKey(soup: journal.soupName, id: journal.entryId)
+            guard var entry = entries[key] else { changes.settledJournalIds.append(journal.id); return }
+            let field = idField(key.soup)
+            let localId = entry[field]?.stringValue
+            entry[field] = .string(id)
+            let linkHolds = journal.link.map { link in
+                serverId(EntryKey(soup: link.soupName, id: link.entryId)).map { entry[link.field]?.stringValue == $0 } ?? false
+            } ?? true
+            if entry[SyncField.locallyDeleted]?.isTruthy == true {
+                entry[SyncField.locallyCreated] = .bool(false)
+            } else if linkHolds && journal.payload.allSatisfy({ entry[$0.key] == $0.value }) {
+                entry.markClean()
+                changes.confirmed[key.soup, default: [:]][key.id] = entry.dataFields
+            } else {
+                entry[SyncField.locallyCreated] = .bool(false)
+                entry[SyncField.locallyUpdated] = .bool(true)
+                entry[SyncField.lastError] = .null
+            }
+            entries[key] = entry
+            changes.save(entry, in: key.soup)
+            changes.settledJournalIds.append(journal.id)
+            outcome.adopted += 1
+            outcome.rows.append(SyncUpResultFiles.Row(
+                kind: .success, object: journal.objectType, operation: "create", entryId: key.id, localId: localId, id: id,
+                errorCode: nil, errorMessage: "created by an earlier attempt whose answer was lost; found in the org and adopted",
+                fields: journal.payload, soup: key.soup))
+            if let localId, SyncField.isLocalId(localId) { try await propagate(localId, to: id, from: key.soup, into: &changes) }
+        }
+
+        /// Every entry that references `localId` takes the server id instead.
+        mutating func propagate(_ localId: String, to id: String, from soup: String, into changes: inout SoupChangeSet) async throws {
+            for reference in target.references where reference.referencedSoup == soup {
+                let holders = try await store.entries(in: reference.soup, where: reference.field, in: [.string(localId)])[.string(localId)] ?? []
+                for stored in holders {
+                    guard let entryId = stored.soupEntryId else { continue }
+                    let key = EntryKey(soup: reference.soup, id: entryId)
+                    var entry = entries[key] ?? stored
+                    entry[reference.field] = .string(id)
+                    entries[key] = entry
+                    if let index = changes.saves[reference.soup]?.firstIndex(where: { $0.soupEntryId == entryId }) {
+                        changes.saves[reference.soup]?[index] = entry
+                    } else {
+                        changes.save(entry, in: reference.soup)
+                    }
+                    if !entry.isDirty { changes.confirmed[reference.soup, default: [:]][entryId] = entry.dataFields }
+                }
+            }
+        }
+
+        /// Keeps the entry dirty and unsent, with the reason in `__last_error__`.
+        mutating func hold(_ journal: SyncJournalEntry, _ reason: String) {
+            let key = EntryKey(soup: journal.soupName, id: journal.entryId)
+            outcome.heldBack[key.soup, default: []].insert(key.id)
+            let error = SyncUpError(status: 0, code: "UNCERTAIN", message: "a write whose answer was lost: \(reason)")
+            if var entry = entries[key] {
+                entry[SyncField.lastError] = .string(JSONValue.object(error.json).jsonString)
+                entries[key] = entry
+                heldSaves.append((key, entry))
+            }
+            outcome.rows.append(SyncUpResultFiles.Row(
+                kind: .error, object: journal.objectType, operation: journal.operation.rawValue, entryId: key.id,
+                localId: entries[key]?[idField(key.soup)]?.stringValue.flatMap { SyncField.isLocalId($0) ? $0 : nil }, id: nil,
+                errorCode: "UNCERTAIN", errorMessage: error.message, fields: journal.payload, soup: key.soup))
+        }
+
+        /// Held entries' `__last_error__`, saved at the end.
+        var heldSaves: [(EntryKey, JSONObject)] = []
+
+        func saveHeld() async throws {
+            var changes = SoupChangeSet()
+            for (key, entry) in heldSaves { changes.save(entries[key] ?? entry, in: key.soup) }
+            try await store.apply(changes)
+        }
     }
 }

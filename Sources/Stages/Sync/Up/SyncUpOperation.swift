@@ -39,6 +39,8 @@ struct SyncUpOperation: Sendable {
     var fields: JSONObject
     /// For a child of a parent created in this sync: the field to fill with the parent's new id.
     var parentLink: (field: String, parent: RecordKey)?
+    /// The field that refers to the parent by reference (`@{ref.id}`) within the request.
+    var journalLink: String?
 
     /// The REST path of the record (from the API root, e.g. `/sobjects/Account/001…`).
     var restPath: String {

@@ -12,6 +12,11 @@ enum SyncUpOutcome: Sendable {
     case discarded
     /// Dry run: what would have been sent.
     case planned
+    /// Not sent: a record it refers to is uncertain (or was not confirmed); it waits for it.
+    case unresolved(String)
+    /// Not sent, or refused before anything was applied, because the sync up stopped (daily
+    /// limit, refused login): left dirty, nothing to reconcile, not counted.
+    case notSent
 
     var isSuccess: Bool {
         if case .succeeded = self { return true }
@@ -24,8 +29,18 @@ enum SyncUpOutcome: Sendable {
     }
 
     var uncertainMessage: String? {
-        if case .uncertain(let message) = self { return "the org's answer was lost: \(message)" }
-        return nil
+        switch self {
+        case .uncertain(let message): return "the org's answer was lost: \(message)"
+        case .unresolved(let message): return "not sent: \(message)"
+        default: return nil
+        }
+    }
+
+    /// `true` when the org's answer said what became of the write (or none was sent), so its
+    /// journal entry can go.
+    var isSettled: Bool {
+        if case .uncertain = self { return false }
+        return true
     }
 
     var error: SyncUpError? {
@@ -63,6 +78,14 @@ struct SyncUpError: Sendable, Equatable {
         if status == 404 { return true }
         if code == "ENTITY_IS_DELETED" || code == "NOT_FOUND" { return fields.isEmpty || fields == ["Id"] }
         return code == "INVALID_CROSS_REFERENCE_KEY" && (fields.isEmpty || fields == ["Id"])
+    }
+
+    /// The code of a request the client retried until it gave up.
+    static let retriesExhausted = "RETRIES_EXHAUSTED"
+
+    /// An error that says "try again later": the org applied nothing (row lock, busy server).
+    var isTransient: Bool {
+        [Self.retriesExhausted, "UNABLE_TO_LOCK_ROW", "SERVER_UNAVAILABLE", "REQUEST_RUNNING_TOO_LONG"].contains(code)
     }
 
     /// A record this one refers to through `field` does not exist on the server.

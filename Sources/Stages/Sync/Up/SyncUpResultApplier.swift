@@ -158,6 +158,10 @@ struct SyncUpResultApplier {
             record.entry[SyncField.lastError] = .string(JSONValue.object([
                 "errorCode": "UNCERTAIN", "message": .string("the org's answer was lost (\(message)); reconciled before the next send"),
             ]).jsonString)
+        case .unresolved(let message):
+            record.entry[SyncField.lastError] = .string(JSONValue.object([
+                "errorCode": "UNRESOLVED_REFERENCE", "message": .string("not sent: \(message)"),
+            ]).jsonString)
         default: break
         }
     }

@@ -40,6 +40,8 @@ actor SyncUpResultFiles {
         var errorCode: String?
         var errorMessage: String?
         var fields: JSONObject
+        /// The record's soup (not written: it tells rows of the same `_soupEntryId` apart).
+        var soup = ""
     }
 
     /// Adds a page's rows, one write per file.

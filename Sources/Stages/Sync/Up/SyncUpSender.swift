@@ -2,6 +2,7 @@ import Connectors
 import Foundation
 import JSON
 import Soups
+import Synchronization
 
 /// Sends packed requests phase by phase: fills each child's link to a parent created earlier
 /// (by `@{ref.id}` within one Composite or Graph request, else by the id the org returned),
@@ -18,35 +19,74 @@ struct SyncUpSender {
     /// The outcomes of a page's writes, and their journal entries (settled once applied).
     struct Results {
         var outcomes: [RecordKey: SyncUpOutcome] = [:]
-        var journalIds: [RecordKey: Int64] = [:]
+        /// Every journal entry of a record in this page (a record sent again has several).
+        var journalIds: [RecordKey: [Int64]] = [:]
     }
 
     func send(_ phases: [[SyncUpRequest]], into results: inout Results) async throws {
+        var stop: (any Error)?
         for phase in phases {
-            try await checkBudget()
+            if stop == nil {
+                do { try await checkBudget() } catch { stop = error }
+            }
+            guard stop == nil else { break }
             var ready: [SyncUpRequest] = []
             for request in phase {
                 let (resolved, unsent) = resolveLinks(request, outcomes: results.outcomes)
                 results.outcomes.merge(unsent) { $1 }
                 if let resolved { ready.append(resolved) }
             }
-            let journaled = try await journal(ready)
-            results.journalIds.merge(journaled) { $1 }
+            // Each request is journaled just before it leaves, so a run that dies leaves at most
+            // the requests in flight to reconcile. After a fatal answer (the daily limit, a
+            // refused login) nothing more is sent, but the requests in flight are waited for.
             var next = 0
-            try await withThrowingTaskGroup(of: [RecordKey: SyncUpOutcome].self) { group in
+            await withTaskGroup(of: Sent.self) { group in
                 func startNext() {
-                    guard next < ready.count else { return }
+                    guard stop == nil, next < ready.count else { return }
                     let request = ready[next]
                     next += 1
-                    group.addTask { try await execute(request) }
+                    group.addTask { await journalAndExecute(request) }
                 }
                 for _ in 0..<max(1, maxInFlight) { startNext() }
-                while let outcomes = try await group.next() {
-                    results.outcomes.merge(outcomes) { $1 }
+                while let sent = await group.next() {
+                    for (key, id) in sent.journalIds { results.journalIds[key, default: []].append(id) }
+                    results.outcomes.merge(sent.outcomes) { $1 }
+                    if let fatal = sent.fatal, stop == nil { stop = fatal }
                     startNext()
                 }
             }
         }
+        if let stop { throw stop }
+    }
+
+    /// What became of one request.
+    private struct Sent: Sendable {
+        var journalIds: [RecordKey: Int64] = [:]
+        var outcomes: [RecordKey: SyncUpOutcome] = [:]
+        /// An error that must stop the sync up.
+        var fatal: (any Error)?
+    }
+
+    private func journalAndExecute(_ request: SyncUpRequest) async -> Sent {
+        var sent = Sent()
+        do {
+            sent.journalIds = try await journal(request)
+        } catch {
+            sent.fatal = error
+            return sent
+        }
+        do {
+            sent.outcomes = try await execute(request, journalIds: sent.journalIds)
+        } catch let error as OrgClientError {
+            // The org refused the request before applying any of it.
+            sent.outcomes = Dictionary(uniqueKeysWithValues: request.operations.map { ($0.key, .notSent) })
+            sent.fatal = error
+        } catch {
+            // Cancelled, or the store failed: whether the org applied it is unknown.
+            sent.outcomes = Dictionary(uniqueKeysWithValues: request.operations.map { ($0.key, .uncertain("\(error)")) })
+            sent.fatal = error
+        }
+        return sent
     }
 
     // MARK: Links to new parents
@@ -61,8 +101,12 @@ struct SyncUpSender {
                 var resolved = operation
                 if sameRequest.contains(link.parent) {
                     resolved.fields[link.field] = .string("@{\(link.parent.referenceId).id}")
+                    resolved.journalLink = link.field
                 } else if case .succeeded(let id?) = outcomes[link.parent] {
                     resolved.fields[link.field] = .string(id)
+                } else if outcomes[link.parent]?.error == nil {
+                    unsent[operation.key] = .unresolved("its parent's create is \(outcomes[link.parent]?.isUncertain == true ? "uncertain" : "not confirmed"); sent once the parent is settled")
+                    return nil
                 } else {
                     let reason = outcomes[link.parent]?.error.map { "\($0.code): \($0.message)" } ?? "its outcome is unknown"
                     unsent[operation.key] = .failed(SyncUpError(
@@ -97,15 +141,27 @@ struct SyncUpSender {
 
     // MARK: Journal
 
-    private func journal(_ requests: [SyncUpRequest]) async throws -> [RecordKey: Int64] {
-        let operations = requests.flatMap(\.operations)
+    /// Records a request's writes before it leaves: what is sent, when (on our clock and, as far
+    /// as we can tell, the org's), until when the org may still apply it, and the parent a write
+    /// refers to by reference within the request.
+    private func journal(_ request: SyncUpRequest) async throws -> [RecordKey: Int64] {
+        let operations = request.operations
         guard !operations.isEmpty else { return [:] }
         let now = Timestamp.milliseconds(Date())
+        let offset = await client.serverClockOffset()
+        let settledBy = now + Int64(client.writeSettlingSeconds * 1000)
+        let byKey = Dictionary(operations.map { ($0.key, $0) }, uniquingKeysWith: { $1 })
         let entries = operations.map { operation in
-            SyncJournalEntry(syncName: syncName, soupName: operation.soup, entryId: operation.entryId,
-                             operation: operation.kind.journalOperation, objectType: operation.objectType,
-                             recordId: operation.kind == .upsert ? operation.externalIdValue : operation.recordId,
-                             payload: operation.fields, sentAt: now)
+            var payload = operation.fields
+            var link: SyncJournalEntry.Link?
+            if let field = operation.journalLink, let parent = byKey[RecordKey(tree: operation.key.tree, child: nil)] {
+                payload[field] = nil
+                link = SyncJournalEntry.Link(field: field, soupName: parent.soup, entryId: parent.entryId)
+            }
+            return SyncJournalEntry(syncName: syncName, soupName: operation.soup, entryId: operation.entryId,
+                                    operation: operation.kind.journalOperation, objectType: operation.objectType,
+                                    recordId: operation.kind == .upsert ? operation.externalIdValue : operation.recordId,
+                                    payload: payload, sentAt: now, serverSentAt: now + offset, settledBy: settledBy, link: link)
         }
         let stored = try await store.appendToJournal(entries)
         return Dictionary(zip(operations.map(\.key), stored.map(\.id)), uniquingKeysWith: { $1 })
@@ -113,7 +169,7 @@ struct SyncUpSender {
 
     // MARK: Sending
 
-    private func execute(_ request: SyncUpRequest) async throws -> [RecordKey: SyncUpOutcome] {
+    private func execute(_ request: SyncUpRequest, journalIds: [RecordKey: Int64]) async throws -> [RecordKey: SyncUpOutcome] {
         let operations = request.operations
         do {
             switch request {
@@ -121,13 +177,19 @@ struct SyncUpSender {
             case .composite(let operations): return try await sendComposite(operations)
             case .collection(let call, let operations): return try await sendCollection(call, operations)
             case .graph(let graphs): return try await sendGraphs(graphs)
-            case .bulk(let object, let kind, let field, let operations): return try await sendBulk(object, kind, field, operations)
+            case .bulk(let object, let kind, let field, let operations):
+                return try await sendBulk(object, kind, field, operations, journalIds: operations.compactMap { journalIds[$0.key] })
             }
         } catch let error as OrgClientError {
             switch error {
             case .requestLimitExceeded, .authenticationFailed: throw error
-            case .uncertain(let message), .gaveUp(_, let message):
+            case .uncertain(let message):
                 return Dictionary(uniqueKeysWithValues: operations.map { ($0.key, .uncertain(message)) })
+            case .gaveUp(let attempts, let last):
+                // Every attempt was answered with a refusal, or (idempotent requests only) lost:
+                // nothing was applied that could not safely be sent again.
+                return failAll(operations, SyncUpError(status: 503, code: SyncUpError.retriesExhausted,
+                                                       message: "no success after \(attempts) attempts: \(last)"))
             case .invalidConfiguration(let message), .invalidResponse(let message):
                 return failAll(operations, SyncUpError(status: 0, code: "INVALID_RESPONSE", message: message))
             }
@@ -244,31 +306,28 @@ struct SyncUpSender {
         return outcomes
     }
 
-    private func sendBulk(_ object: String, _ kind: SyncUpOperation.Kind, _ field: String?, _ operations: [SyncUpOperation]) async throws
-        -> [RecordKey: SyncUpOutcome]
-    {
-        var columns: [String] = kind == .update || kind == .delete ? ["Id"] : []
-        if kind == .upsert, let field { columns.append(field) }
-        if kind != .delete {
-            var seen = Set(columns)
-            for operation in operations { for name in operation.fields.keys where seen.insert(name).inserted { columns.append(name) } }
-        }
-        let rows: [[String?]] = operations.map { operation in
-            columns.map { column -> String? in
-                if column == "Id" && (kind == .update || kind == .delete) { return operation.recordId }
-                if column == field && kind == .upsert { return operation.externalIdValue }
-                guard let value = operation.fields[column] else { return nil }
-                switch value {
-                case .null: return "#N/A"
-                case .string(let text): return text
-                case .bool(let flag): return flag ? "true" : "false"
-                default: return value.jsonString
-                }
-            }
-        }
+    private func sendBulk(_ object: String, _ kind: SyncUpOperation.Kind, _ field: String?, _ operations: [SyncUpOperation],
+                          journalIds: [Int64]) async throws -> [RecordKey: SyncUpOutcome] {
+        let table = SyncUpBulkTable(kind: kind, externalIdField: field,
+                                    records: operations.map { ($0.fields, $0.recordId, $0.externalIdValue) })
+        let (columns, rows) = (table.columns, table.rows)
         let operationName = kind == .create ? "insert" : kind.rawValue
-        let result = try await client.bulkIngest(object: object, operation: operationName, externalIdField: kind == .upsert ? field : nil,
-                                                 columns: columns, rows: rows)
+        let store = store
+        let started = Mutex(false)
+        let result: BulkIngestResult
+        do {
+            result = try await client.bulkIngest(object: object, operation: operationName, externalIdField: kind == .upsert ? field : nil,
+                                                 columns: columns, rows: rows) { jobId in
+                try await store.setBulkJob(jobId, forJournalIds: journalIds)
+                started.withLock { $0 = true }
+            }
+        } catch let error as OrgClientError where started.withLock({ $0 }) {
+            if case .requestLimitExceeded = error { throw error }
+            // The job exists and may have run: the next run reads its results.
+            return Dictionary(uniqueKeysWithValues: operations.map { ($0.key, .uncertain("Bulk job: \(error)")) })
+        } catch let error as OrgAPIError where started.withLock({ $0 }) {
+            return Dictionary(uniqueKeysWithValues: operations.map { ($0.key, .uncertain("Bulk job: \(error.description)")) })
+        }
         var outcomes: [RecordKey: SyncUpOutcome] = [:]
         for (operation, row) in zip(operations, result.rows) {
             if !row.processed {

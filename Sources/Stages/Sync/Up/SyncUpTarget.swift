@@ -10,10 +10,54 @@ public protocol SyncUpTarget: Sendable {
     /// `true` when trees have children (Bulk ingest does not apply then).
     var hasChildren: Bool { get }
 
+    /// Fields of the target's soups that may hold another entry's `local_` id until the org
+    /// creates that entry's record: when a lost create is found in the org, its new id replaces
+    /// the `local_` id there too. Default: none.
+    var references: [SyncUpReference] { get }
+
     /// The `_soupEntryId`s of the trees to sync up (for a parent-children target, of the parents
     /// that are dirty or have a dirty child), in ascending order.
     func candidateIds(in store: SoupStore) async throws -> [Int64]
 
     /// Loads the trees of the given candidates, in the order given; ids no longer found are left out.
     func trees(for ids: [Int64], in store: SoupStore) async throws -> [SyncUpTree]
+
+    /// Dirty records that no tree reaches, so they would never be sent (a child whose parent is
+    /// not in the parent soup): reported as failed, so a run never calls itself a success while
+    /// they wait. Default: none.
+    func strandedRecords(in store: SoupStore) async throws -> [SyncUpStrandedRecord]
+
+    /// The field holding the server id in `soup`'s entries. Default `Id`.
+    func idFieldName(inSoup soup: String) -> String
+}
+
+extension SyncUpTarget {
+    public var references: [SyncUpReference] { [] }
+    public func strandedRecords(in store: SoupStore) async throws -> [SyncUpStrandedRecord] { [] }
+    public func idFieldName(inSoup soup: String) -> String { "Id" }
+}
+
+/// A field of `soup` that holds the id of an entry of `referencedSoup` (`ContactSoup.AccountId`
+/// → `AccountSoup`), a `local_` id until that entry's record is created.
+public struct SyncUpReference: Sendable, Equatable {
+    public var soup: String
+    public var field: String
+    public var referencedSoup: String
+
+    public init(soup: String, field: String, referencedSoup: String) {
+        self.soup = soup
+        self.field = field
+        self.referencedSoup = referencedSoup
+    }
+}
+
+/// A dirty record no tree of its target reaches, and why.
+public struct SyncUpStrandedRecord: Sendable {
+    public var record: SyncUpRecord
+    public var reason: String
+
+    public init(record: SyncUpRecord, reason: String) {
+        self.record = record
+        self.reason = reason
+    }
 }

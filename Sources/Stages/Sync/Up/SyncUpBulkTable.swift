@@ -1,0 +1,32 @@
+import JSON
+
+/// The CSV table of a Bulk API ingest job: the columns (`Id` for updates and deletes, the external
+/// id for upserts, then every field sent, in order of first appearance) and one row per record.
+/// A resumed run rebuilds the very same table from the journal to read the job's results back.
+struct SyncUpBulkTable {
+    var columns: [String] = []
+    var rows: [[String?]] = []
+
+    /// - Parameter records: per record, the fields sent, its server id and its external id value.
+    init(kind: SyncUpOperation.Kind, externalIdField: String?, records: [(fields: JSONObject, recordId: String?, externalIdValue: String?)]) {
+        columns = kind == .update || kind == .delete ? ["Id"] : []
+        if kind == .upsert, let externalIdField { columns.append(externalIdField) }
+        if kind != .delete {
+            var seen = Set(columns)
+            for record in records { for name in record.fields.keys where seen.insert(name).inserted { columns.append(name) } }
+        }
+        rows = records.map { record in
+            columns.map { column -> String? in
+                if column == "Id" && (kind == .update || kind == .delete) { return record.recordId }
+                if column == externalIdField && kind == .upsert { return record.externalIdValue }
+                guard let value = record.fields[column] else { return nil }
+                switch value {
+                case .null: return "#N/A"
+                case .string(let text): return text
+                case .bool(let flag): return flag ? "true" : "false"
+                default: return value.jsonString
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,150 @@
+import Connectors
+import Foundation
+import JSON
+import SOQL
+import Soups
+
+/// Looks for creates whose answers were lost, a batch of records of one object per query:
+/// records created by the running user inside the writes' journal windows, narrowed by the
+/// values of one selective field (the resolved parent reference when there is one). A record
+/// matches a write when it agrees on every field sent, on the resolved parent reference, on
+/// `CreatedById` and on a `CreatedDate` inside that write's window — and no other soup entry
+/// already holds its id (so an identical record of another tree is never taken).
+struct SyncUpCreateFinder {
+    /// What the org holds for one write.
+    enum Match: Equatable {
+        case notFound
+        case one(String)
+        case several([String])
+    }
+
+    typealias Item = (journal: SyncJournalEntry, parentId: String?)
+
+    let client: any OrgClient
+    let store: SoupStore
+    let target: any SyncUpTarget
+    let userId: String
+    /// Milliseconds from a write's send to the end of its window.
+    let windowMs: Int64
+    /// Clock-precision slack on both sides of a window (org dates have whole seconds).
+    static let slackMs: Int64 = 3000
+    /// Characters of filter values per query, so a GET query stays well under URL limits.
+    static let filterBudget = 8000
+
+    init(client: any OrgClient, store: SoupStore, target: any SyncUpTarget) async throws {
+        self.client = client
+        self.store = store
+        self.target = target
+        userId = try await client.currentUserId()
+        windowMs = Int64(client.writeSettlingSeconds * 1000)
+    }
+
+    /// The writes in groups small enough for one query each.
+    func batches(_ items: [Item]) -> [[Item]] {
+        var batches: [[Item]] = []
+        var current: [Item] = []
+        var budget = 0
+        for item in items {
+            let cost = (item.parentId?.count ?? item.journal.payload.map { $0.value.stringValue?.count ?? 0 }.max() ?? 0) + 4
+            if !current.isEmpty && (current.count == OrgLimits.collection || budget + cost > Self.filterBudget) {
+                batches.append(current)
+                current = []
+                budget = 0
+            }
+            current.append(item)
+            budget += cost
+        }
+        if !current.isEmpty { batches.append(current) }
+        return batches
+    }
+
+    /// What the org holds for each write of the batch (all of one object), by journal id.
+    func find(_ batch: [Item]) async throws -> [Int64: Match] {
+        guard let type = batch.first?.journal.objectType else { return [:] }
+        let describe = try await client.describe(type)
+        var fields: [String: JSONObject] = [:]
+        for field in describe["fields"]?.arrayValue ?? [] {
+            if let name = field["name"]?.stringValue, let object = field.objectValue { fields[name.lowercased()] = object }
+        }
+        func canonical(_ name: String) -> String? { fields[name.lowercased()]?["name"]?.stringValue }
+
+        let linkField = batch.lazy.compactMap { $0.journal.link?.field }.first.flatMap(canonical)
+        var compared = Set<String>()
+        for item in batch { for name in item.journal.payload.keys { if let name = canonical(name) { compared.insert(name) } } }
+        if let linkField { compared.insert(linkField) }
+        let starts = batch.map { $0.journal.serverSentAt ?? $0.journal.sentAt }
+        var conditions = [
+            "CreatedById = \(SOQL.quote(userId))",
+            "CreatedDate >= \(ServerTimestamp.soqlLiteral((starts.min() ?? 0) - Self.slackMs))",
+            "CreatedDate <= \(ServerTimestamp.soqlLiteral((starts.max() ?? 0) + windowMs + Self.slackMs))",
+        ]
+        if let filter = filterField(batch, linkField: linkField, fields: fields, canonical: canonical) {
+            conditions.append("\(filter.name) IN (\(filter.values.sorted().map(SOQL.quote).joined(separator: ", ")))")
+        }
+        let select = (["Id", "CreatedDate", "CreatedById"] + compared.subtracting(["Id", "CreatedDate", "CreatedById"]).sorted())
+        var records: [JSONObject] = []
+        for try await record in client.query("SELECT \(select.joined(separator: ", ")) FROM \(type) WHERE \(conditions.joined(separator: " AND "))") {
+            records.append(record)
+        }
+
+        // Ids another entry already holds are not candidates.
+        let soup = batch[0].journal.soupName
+        let idField = target.idFieldName(inSoup: soup)
+        let holders = try await store.entries(in: soup, where: idField, in: records.compactMap { $0["Id"] })
+        var claimed: [String: Set<Int64>] = [:]
+        for (id, owners) in holders { claimed[RecordIdKey.of(id), default: []].formUnion(owners.compactMap(\.soupEntryId)) }
+
+        var matches: [Int64: Match] = [:]
+        for (journal, parentId) in batch {
+            let start = journal.serverSentAt ?? journal.sentAt
+            let window = (start - Self.slackMs)...(start + windowMs + Self.slackMs)
+            let ids = records.filter { record in
+                guard RecordIdKey.of(record["CreatedById"]) == RecordIdKey.of(.string(userId)),
+                      let created = ServerTimestamp.milliseconds(record["CreatedDate"]), window.contains(created) else { return false }
+                if let link = journal.link, let field = canonical(link.field),
+                   RecordIdKey.of(record[field]) != RecordIdKey.of(parentId.map(JSONValue.string)) { return false }
+                let owners = claimed[RecordIdKey.of(record["Id"])] ?? []
+                if !owners.subtracting([journal.entryId]).isEmpty { return false }
+                return journal.payload.allSatisfy { name, value in
+                    guard let field = canonical(name) else { return true }
+                    return SyncUpValueMatch.same(sent: value, stored: record[field])
+                }
+            }.compactMap { $0["Id"]?.stringValue }
+            switch ids.count {
+            case 0: matches[journal.id] = .notFound
+            case 1: matches[journal.id] = .one(ids[0])
+            default: matches[journal.id] = .several(ids)
+            }
+        }
+        // Two writes of the batch may not take the same record.
+        var takers: [String: [Int64]] = [:]
+        for (journalId, match) in matches { if case .one(let id) = match { takers[id, default: []].append(journalId) } }
+        for (id, journals) in takers where journals.count > 1 {
+            for journalId in journals { matches[journalId] = .several([id]) }
+        }
+        return matches
+    }
+
+    /// The most selective field every write of the batch sent a short text value for: the
+    /// resolved parent reference when the writes have one, else a filterable text field.
+    private func filterField(_ batch: [Item], linkField: String?, fields: [String: JSONObject],
+                             canonical: (String) -> String?) -> (name: String, values: Set<String>)? {
+        if let linkField {
+            if batch.allSatisfy({ $0.parentId != nil }) { return (linkField, Set(batch.compactMap(\.parentId))) }
+        }
+        let textTypes: Set<String> = ["string", "email", "phone", "url", "picklist", "reference", "id", "combobox"]
+        var best: (name: String, values: Set<String>)?
+        for name in Set(batch.flatMap { $0.journal.payload.keys }).sorted() {
+            guard let field = canonical(name), let describe = fields[field.lowercased()],
+                  textTypes.contains(describe["type"]?.stringValue ?? ""), describe["filterable"]?.boolValue != false else { continue }
+            var values = Set<String>()
+            let complete = batch.allSatisfy { item in
+                guard let text = item.journal.payload[name]?.stringValue, !text.isEmpty, text.count <= 255 else { return false }
+                values.insert(text)
+                return true
+            }
+            if complete && values.count > (best?.values.count ?? 0) { best = (field, values) }
+        }
+        return best
+    }
+}
