@@ -30,9 +30,10 @@ final class SyncHarness: Sendable {
     let client: SalesforceClient
     let observer = RecordingObserver()
 
-    init() async throws {
+    /// - Parameter requestDeadlineSeconds: how long the emulator lets a request run before stopping it unapplied.
+    init(requestDeadlineSeconds: Double = 30) async throws {
         directory = try makeTemporaryDirectory()
-        let emulator = try OrgEmulator(configuration: .init(seedPath: Self.seed))
+        let emulator = try OrgEmulator(configuration: .init(seedPath: Self.seed, requestDeadlineSeconds: requestDeadlineSeconds))
         token = emulator.accessToken
         running = try await emulator.start()
         client = try SalesforceClient(settings: OrgConnectionSettings(instanceURL: running.instanceURL, auth: .accessToken(accessToken: emulator.accessToken)))
@@ -44,9 +45,10 @@ final class SyncHarness: Sendable {
     }
 
     /// The pipeline around `stages` with `syncs` (a JSON array).
-    func pipeline(syncs: String, stages: String) throws -> PipelineDefinition {
+    /// `org` adds settings to the org object (`"timeoutSeconds": 1, `).
+    func pipeline(syncs: String, stages: String, org: String = "") throws -> PipelineDefinition {
         try loadPipeline("""
-            { "org": { "instanceUrl": "\(running.instanceURL)", "auth": { "flow": "access_token", "accessToken": "${TOKEN}" } },
+            { "org": { \(org)"instanceUrl": "\(running.instanceURL)", "auth": { "flow": "access_token", "accessToken": "${TOKEN}" } },
               "store": "store.sqlite", "soups": \(Self.soups), "syncs": \(syncs), "stages": \(stages) }
             """, in: directory, variables: ["TOKEN": token])
     }
@@ -55,7 +57,10 @@ final class SyncHarness: Sendable {
     func run(_ pipeline: PipelineDefinition, dryRun: Bool = false) async throws -> RunOutcome {
         let connector: OrgConnector = { configuration in
             guard case .remote(let settings) = configuration else { throw StageFailure(.failed, "expected a remote org") }
-            return try SalesforceClient(settings: OrgConnectionSettings(instanceURL: settings.instanceUrl, auth: settings.auth))
+            return try SalesforceClient(settings: OrgConnectionSettings(
+                instanceURL: settings.instanceUrl, timeoutSeconds: settings.timeoutSeconds ?? 120,
+                requestDeadlineSeconds: settings.requestDeadlineSeconds ?? 600, auth: settings.auth,
+                retry: RetryPolicy(maxAttempts: 5, baseDelaySeconds: 0.05, maxDelaySeconds: 0.5)))
         }
         var options = RunOptions()
         options.dryRun = dryRun

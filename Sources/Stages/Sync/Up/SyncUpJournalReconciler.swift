@@ -179,7 +179,13 @@ struct SyncUpJournalReconciler {
         /// Looks for lost creates in the org, parents before the children that reference them.
         mutating func findCreates() async throws {
             guard !creates.isEmpty else { return }
-            let finder = try await SyncUpCreateFinder(client: reconciler.client, store: store, target: target)
+            let finder: SyncUpCreateFinder
+            do {
+                finder = try await SyncUpCreateFinder(client: reconciler.client, store: store, target: target)
+            } catch {
+                for journal in creates { hold(journal, "the org could not be asked who this run's user is (\(error))") }
+                return
+            }
             var undecided = creates.sorted { $0.id < $1.id }
             while !undecided.isEmpty {
                 let pending = Set(undecided.map { EntryKey(soup: $0.soupName, id: $0.entryId) })

@@ -67,6 +67,12 @@ struct SyncUpSender {
         var fatal: (any Error)?
     }
 
+    /// A request that must stop the sync up, with what is known of its writes.
+    private struct Stopped: Error {
+        var outcomes: [RecordKey: SyncUpOutcome]
+        var cause: any Error
+    }
+
     private func journalAndExecute(_ request: SyncUpRequest) async -> Sent {
         var sent = Sent()
         do {
@@ -77,6 +83,9 @@ struct SyncUpSender {
         }
         do {
             sent.outcomes = try await execute(request, journalIds: sent.journalIds)
+        } catch let stopped as Stopped {
+            sent.outcomes = stopped.outcomes
+            sent.fatal = stopped.cause
         } catch let error as OrgClientError {
             // The org refused the request before applying any of it.
             sent.outcomes = Dictionary(uniqueKeysWithValues: request.operations.map { ($0.key, .notSent) })
@@ -322,9 +331,10 @@ struct SyncUpSender {
                 started.withLock { $0 = true }
             }
         } catch let error as OrgClientError where started.withLock({ $0 }) {
-            if case .requestLimitExceeded = error { throw error }
             // The job exists and may have run: the next run reads its results.
-            return Dictionary(uniqueKeysWithValues: operations.map { ($0.key, .uncertain("Bulk job: \(error)")) })
+            let outcomes = Dictionary(uniqueKeysWithValues: operations.map { ($0.key, SyncUpOutcome.uncertain("Bulk job: \(error)")) })
+            if case .requestLimitExceeded = error { throw Stopped(outcomes: outcomes, cause: error) }
+            return outcomes
         } catch let error as OrgAPIError where started.withLock({ $0 }) {
             return Dictionary(uniqueKeysWithValues: operations.map { ($0.key, .uncertain("Bulk job: \(error.description)")) })
         }

@@ -1,0 +1,195 @@
+import Connectors
+import Foundation
+import JSON
+import Soups
+import Stages
+import Testing
+
+/// Sync ups of new Account trees (1 + 3 Contacts) *without* an external id under the faults that
+/// used to duplicate, orphan or misadopt records (issue 12): after a clean re-run, the org and the
+/// soups agree exactly — every record once, every child under its own parent, nothing dirty, no
+/// `local_` id left — and the counts add up to the records.
+@Suite struct SyncUpIntegrityTests {
+    static let sync = """
+        [ { "syncName": "trees", "syncType": "syncUp", "soupName": "Accounts",
+            "target": { "type": "parent_children", "relationshipType": "LOOKUP",
+              "parent": { "sobjectType": "Account", "soupName": "Accounts" },
+              "children": { "sobjectType": "Contact", "sobjectTypePlural": "Contacts", "soupName": "Contacts", "parentIdFieldName": "AccountId" },
+              "createFieldlist": ["Name"], "updateFieldlist": ["Name"],
+              "childrenCreateFieldlist": ["LastName", "AccountId"], "childrenUpdateFieldlist": ["LastName", "AccountId"] },
+            "options": { "mergeMode": "OVERWRITE" } } ]
+        """
+
+    static func stages(_ strategy: String, maxInFlight: Int = 8) -> String {
+        #"[ { "id": "up", "type": "syncUp", "sync": "trees", "strategy": "\#(strategy)", "maxInFlight": \#(maxInFlight) } ]"#
+    }
+
+    /// `count` new trees named `<prefix><i>`, contacts `<prefix><i>-C<j>` (or all `contactName`).
+    static func putTrees(_ count: Int, prefix: String, contacts: Int = 3, contactName: String? = nil, bench: SyncHarness,
+                         _ pipeline: PipelineDefinition) async throws {
+        var accounts: [JSONObject] = []
+        var children: [JSONObject] = []
+        for index in 0..<count {
+            accounts.append(SyncHarness.local("Account", "local_\(prefix)\(index)", ["Name": .string("\(prefix)\(index)")]))
+            for child in 0..<contacts {
+                children.append(SyncHarness.local("Contact", "local_\(prefix)\(index)_\(child)", [
+                    "LastName": .string(contactName ?? "\(prefix)\(index)-C\(child)"), "AccountId": .string("local_\(prefix)\(index)"),
+                ]))
+            }
+        }
+        try await bench.put(accounts, into: "Accounts", pipeline)
+        try await bench.put(children, into: "Contacts", pipeline)
+    }
+
+    /// The org and the soups agree exactly on the trees `<prefix>0…<prefix>(count-1)`.
+    static func expectExact(_ count: Int, prefix: String, contacts: Int = 3, bench: SyncHarness, _ pipeline: PipelineDefinition,
+                            sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let accounts = try await bench.query("SELECT Id, Name FROM Account WHERE Name LIKE '\(prefix)%'")
+        #expect(accounts.count == count, "accounts in the org, each once", sourceLocation: sourceLocation)
+        let accountIds = Dictionary(accounts.map { ($0["Name"]!.stringValue!, $0["Id"]!.stringValue!) }, uniquingKeysWith: { $1 })
+        #expect(accountIds.count == count, "no duplicate account", sourceLocation: sourceLocation)
+        let orgContacts = try await bench.query("SELECT Id, LastName, AccountId FROM Contact WHERE Account.Name LIKE '\(prefix)%'")
+        #expect(orgContacts.count == count * contacts, "contacts in the org, each once", sourceLocation: sourceLocation)
+        var perAccount: [String: Int] = [:]
+        for contact in orgContacts { perAccount[contact["AccountId"]?.stringValue ?? "", default: 0] += 1 }
+        #expect(perAccount.values.allSatisfy { $0 == contacts }, "every account has its own contacts", sourceLocation: sourceLocation)
+
+        let accountEntries = try await bench.entries("Accounts", pipeline).filter { $0["Name"]?.stringValue?.hasPrefix(prefix) == true }
+        let contactEntries = try await bench.entries("Contacts", pipeline).filter { entry in
+            accountEntries.contains { $0["Id"] == entry["AccountId"] } || entry["AccountId"]?.stringValue?.hasPrefix("local_\(prefix)") == true
+        }
+        #expect(accountEntries.count == count && contactEntries.count == count * contacts, sourceLocation: sourceLocation)
+        let all = accountEntries + contactEntries
+        #expect(all.allSatisfy { !$0.isDirty }, "nothing left dirty: \(all.filter(\.isDirty).map { $0[SyncField.lastError] ?? .null })",
+                sourceLocation: sourceLocation)
+        #expect(all.allSatisfy { !SyncField.isLocalId($0["Id"]?.stringValue ?? "local_") }, "no local id left", sourceLocation: sourceLocation)
+        #expect(Set(all.compactMap { $0["Id"]?.stringValue }).count == all.count, "no two entries share an id", sourceLocation: sourceLocation)
+        for account in accountEntries {
+            #expect(account["Id"]?.stringValue == accountIds[account["Name"]?.stringValue ?? ""], sourceLocation: sourceLocation)
+        }
+        let orgById = Dictionary(orgContacts.map { ($0["Id"]!.stringValue!, $0) }, uniquingKeysWith: { $1 })
+        for contact in contactEntries {
+            let org = orgById[contact["Id"]?.stringValue ?? ""]
+            #expect(org != nil && org?["AccountId"] == contact["AccountId"], "the soup's parent link is the org's", sourceLocation: sourceLocation)
+            #expect(org?["LastName"] == contact["LastName"], sourceLocation: sourceLocation)
+        }
+    }
+
+    static func created(_ outcome: RunOutcome) -> Int { outcome.report.stages[0].counts["created"] ?? 0 }
+
+    @Test(arguments: ["auto", "composite", "graph", "perTree"])
+    func droppedAnswersEndExact(strategy: String) async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: Self.sync, stages: Self.stages(strategy))
+        try await Self.putTrees(40, prefix: "D", bench: bench, pipeline)
+        try await bench.setFaults(["dropAfterCommitRate": 0.3, "seed": 11])
+        let first = try await bench.run(pipeline)
+        #expect([0, 3].contains(first.exitCode), "\(first.report.stages[0])")
+        try await bench.setFaults([:])
+        let second = try await bench.run(pipeline)
+        #expect(second.exitCode == 0, "\(second.report.stages[0])")
+        #expect(Self.created(first) + Self.created(second) == 160, "each record counted created once")
+        try await Self.expectExact(40, prefix: "D", bench: bench, pipeline)
+    }
+
+    @Test(arguments: ["composite", "collections"])
+    func aChildIsNeverTakenFromAnotherTree(strategy: String) async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: Self.sync, stages: Self.stages(strategy))
+        // An identical contact already in the org, under another account, created moments before.
+        let other = try await bench.serverRecord("Account", ["Name": "Other of M"])
+        let lookalike = try await bench.serverRecord("Contact", ["LastName": "Same", "AccountId": other["Id"]!])
+        try await Self.putTrees(2, prefix: "M", contacts: 1, contactName: "Same", bench: bench, pipeline)
+        try await bench.setFaults(["dropAfterCommitRate": 1.0])
+        let first = try await bench.run(pipeline)
+        try await bench.setFaults([:])
+        let second = try await bench.run(pipeline)
+        #expect(second.exitCode == 0, "\(first.report.stages[0]) \(second.report.stages[0])")
+        let sames = try await bench.query("SELECT Id, AccountId FROM Contact WHERE LastName = 'Same'")
+        #expect(sames.count == 3, "two created, the lookalike untouched")
+        #expect(sames.contains { $0["Id"] == lookalike["Id"] && $0["AccountId"] == other["Id"] })
+        let entries = try await bench.entries("Contacts", pipeline).filter { $0["LastName"] == "Same" }
+        #expect(!entries.contains { $0["Id"] == lookalike["Id"] }, "the lookalike is never adopted")
+        try await Self.expectExact(2, prefix: "M", contacts: 1, bench: bench, pipeline)
+    }
+
+    /// A write still running in the org when the client gave up is not sent again until the org
+    /// can no longer apply it; then it is found (applied) or sent (stopped at the org's deadline).
+    @Test(arguments: [1500, 3500])
+    func aTimedOutWriteIsDecidedOnlyAfterTheOrgsDeadline(spikeMs: Int) async throws {
+        let bench = try await SyncHarness(requestDeadlineSeconds: 2.5)
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: Self.sync, stages: Self.stages("collections"),
+                                          org: #""timeoutSeconds": 0.5, "requestDeadlineSeconds": 2.5, "#)
+        try await Self.putTrees(5, prefix: "S", contacts: 2, bench: bench, pipeline)
+        try await bench.setFaults(["latencySpikeMs": .integer(Int64(spikeMs)), "latencySpikeRate": 1.0])
+        let first = try await bench.run(pipeline)
+        #expect(first.exitCode == 3, "uncertain, not guessed: \(first.report.stages[0])")
+        #expect(first.report.stages[0].counts["uncertain"] == 15)
+        try await bench.setFaults([:])
+        // Real time, not the org's clock: the org's own deadline decides whether the write ran.
+        try await Task.sleep(for: .seconds(3.5))
+        let second = try await bench.run(pipeline)
+        #expect(second.exitCode == 0, "\(second.report.stages[0])")
+        #expect(Self.created(second) == 15)
+        try await Self.expectExact(5, prefix: "S", contacts: 2, bench: bench, pipeline)
+    }
+
+    /// The daily limit stops the run: what the org committed is kept, counted and listed; the
+    /// next run sends only the rest.
+    @Test func theDailyLimitKeepsWhatWasCommitted() async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: Self.sync, stages: Self.stages("collections", maxInFlight: 1))
+        try await Self.putTrees(300, prefix: "L", contacts: 1, bench: bench, pipeline)
+        let stats = try await bench.client.send(OrgRequest(method: "GET", path: "/emulator/stats", kind: "admin")).json()
+        let used = stats["dailyRequests"]?.integerValue ?? 0
+        // Two Collections requests get through (the 300 accounts), the first of contacts meets the limit.
+        try await bench.setFaults(["dailyRequestLimit": .integer(used + 2)])
+        let first = try await bench.run(pipeline)
+        try await bench.setFaults([:])
+        #expect(first.exitCode == 1)
+        #expect(Self.created(first) == 300, "\(first.report.stages[0])")
+        let inOrg = try await bench.query("SELECT Id FROM Account WHERE Name LIKE 'L%'").count
+            + (try await bench.query("SELECT Id FROM Contact WHERE Account.Name LIKE 'L%'").count)
+        #expect(inOrg == 300, "the report agrees with the org")
+        let success = try String(contentsOfFile: (first.report.reportDir as NSString).appendingPathComponent("Account-success.csv"), encoding: .utf8)
+        #expect(success.components(separatedBy: "\r\n").filter { $0.hasPrefix("up,create,") }.count == 300)
+        let second = try await bench.run(pipeline)
+        #expect(second.exitCode == 0, "\(second.report.stages[0])")
+        #expect(Self.created(second) == 300)
+        try await Self.expectExact(300, prefix: "L", contacts: 1, bench: bench, pipeline)
+    }
+
+    /// Row-lock and busy answers applied nothing: they are retried, never called uncertain.
+    @Test func lockBurstsAreRetriedNotUncertain() async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: Self.sync, stages: Self.stages("collections", maxInFlight: 1))
+        try await Self.putTrees(60, prefix: "K", contacts: 2, bench: bench, pipeline)
+        try await bench.setFaults(["recordErrorRate": 0.1, "recordErrorCode": "UNABLE_TO_LOCK_ROW", "errorRate": 0.2, "errorBurst": 6,
+                                   "errorStatus": 503, "errorCode": "SERVER_UNAVAILABLE", "seed": 5])
+        let first = try await bench.run(pipeline)
+        #expect(first.report.stages[0].counts["uncertain"] == 0, "\(first.report.stages[0])")
+        try await bench.setFaults([:])
+        let second = try await bench.run(pipeline)
+        #expect(second.exitCode == 0, "\(second.report.stages[0])")
+        #expect(Self.created(first) + Self.created(second) == 180)
+        try await Self.expectExact(60, prefix: "K", contacts: 2, bench: bench, pipeline)
+    }
+
+    /// Children whose parent is in no soup are reported, so the run is never a success while they wait.
+    @Test func strandedChildrenMakeTheRunPartial() async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: Self.sync, stages: Self.stages("auto"))
+        try await bench.put([SyncHarness.local("Contact", "local_orphan", ["LastName": "Orphan", "AccountId": "local_gone"])], into: "Contacts", pipeline)
+        let outcome = try await bench.run(pipeline)
+        #expect(outcome.exitCode == 3)
+        #expect(outcome.report.stages[0].counts["failed"] == 1)
+        let entry = try await bench.entries("Contacts", pipeline).first { $0["LastName"] == "Orphan" }
+        #expect(entry?.isDirty == true && entry?.lastErrorCode == "UNRESOLVED_REFERENCE")
+    }
+}
