@@ -102,6 +102,8 @@ let package = Package(
             ]),
         .testTarget(name: "SoupsTests", dependencies: ["Soups", "JSON", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "StagesTests", dependencies: ["Stages", "Soups", "JSON", "Connectors", "OrgEmulator"]),
-        .testTarget(name: "PipelineCLITests", dependencies: ["PipelineCLI", "Stages", "Soups", "JSON", "Connectors", "OrgEmulator"]),
+        .testTarget(
+            name: "PipelineCLITests",
+            dependencies: ["PipelineCLI", "Stages", "Soups", "JSON", "Connectors", "OrgEmulator", .product(name: "GRDB", package: "GRDB.swift")]),
     ]
 )

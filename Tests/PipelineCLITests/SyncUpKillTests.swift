@@ -5,53 +5,103 @@ import OrgEmulator
 import Soups
 import Testing
 
-/// A sync up killed (SIGKILL) in the middle of its requests, then run again: every record reaches
-/// the org exactly once — confirmed writes are not sent again and creates whose answers died with
-/// the process are found through the journal, not duplicated.
+/// Parent-children sync ups without an external id, SIGKILLed again and again at points the
+/// emulator makes certain (it stalls after a number of writes, so no run can finish first), some
+/// of its answers dropped too, then run to the end: every record reaches the org exactly once,
+/// under its own parent, and the soups agree with the org.
 @Suite struct SyncUpKillTests {
-    @Test func aKilledSyncUpResumesWithoutDuplicates() async throws {
+    @Test func aChainOfKilledSyncUpsEndsExact() async throws {
         let directory = try PipelineCLITests.temporaryDirectory()
         let root = PipelineCLITests.packageRoot
-        let count = 200
-        try ("Name\n" + (0..<count).map { "Kill \($0)" }.joined(separator: "\n") + "\n")
-            .write(toFile: directory + "/accounts.csv", atomically: true, encoding: .utf8)
-        try #"{ "latencyMs": 80 }"#.write(toFile: directory + "/faults.json", atomically: true, encoding: .utf8)
+        let trees = 300
+        var accounts = "Name\n"
+        var contacts = "LastName,AccountName\n"
+        for index in 0..<trees {
+            accounts += "Kill \(index)\n"
+            for child in 0..<3 { contacts += "Kill \(index)-C\(child),Kill \(index)\n" }
+        }
+        try accounts.write(toFile: directory + "/accounts.csv", atomically: true, encoding: .utf8)
+        try contacts.write(toFile: directory + "/contacts.csv", atomically: true, encoding: .utf8)
         try """
             { "name": "kill", "store": "store.sqlite",
               "org": { "emulator": { "seed": "\(root)/samples/org/seed.json", "faults": "faults.json" } },
-              "soups": [ { "soupName": "Accounts", "indexes": [ { "path": "Id", "type": "string" }, { "path": "Name", "type": "string" } ] } ],
-              "syncs": [ { "syncName": "up", "syncType": "syncUp", "soupName": "Accounts", "target": { "type": "rest" },
-                           "options": { "fieldlist": ["Name"] } } ],
+              "soups": [ { "soupName": "Accounts", "indexes": [ { "path": "Id", "type": "string" }, { "path": "Name", "type": "string" } ] },
+                         { "soupName": "Contacts", "indexes": [ { "path": "Id", "type": "string" }, { "path": "AccountId", "type": "string" },
+                                                                { "path": "LastName", "type": "string" } ] } ],
+              "syncs": [ { "syncName": "up", "syncType": "syncUp", "soupName": "Accounts",
+                           "target": { "type": "parent_children", "relationshipType": "LOOKUP",
+                             "parent": { "sobjectType": "Account", "soupName": "Accounts" },
+                             "children": { "sobjectType": "Contact", "sobjectTypePlural": "Contacts", "soupName": "Contacts", "parentIdFieldName": "AccountId" },
+                             "createFieldlist": ["Name"], "childrenCreateFieldlist": ["LastName", "AccountId"] } } ],
               "stages": [
-                { "id": "csv", "type": "extract.csv", "file": "accounts.csv", "sobjectType": "Account" },
-                { "id": "stage", "type": "stage", "from": "csv", "soup": "Accounts", "matchOn": "Name" },
-                { "id": "mark", "type": "markDirty", "after": ["stage"], "soup": "Accounts", "as": "created" },
-                { "id": "up", "type": "syncUp", "after": ["mark"], "sync": "up", "maxInFlight": 2 } ] }
+                { "id": "accounts", "type": "extract.csv", "file": "accounts.csv", "sobjectType": "Account" },
+                { "id": "stage-accounts", "type": "stage", "from": "accounts", "soup": "Accounts", "matchOn": "Name" },
+                { "id": "contacts", "type": "extract.csv", "file": "contacts.csv", "sobjectType": "Contact" },
+                { "id": "stage-contacts", "type": "stage", "from": "contacts", "after": ["stage-accounts"], "soup": "Contacts", "matchOn": "LastName",
+                  "parent": { "soup": "Accounts", "key": "AccountName", "matchOn": "Name", "idField": "AccountId" } },
+                { "id": "mark", "type": "markDirty", "after": ["stage-contacts"], "soup": "Accounts", "as": "auto" },
+                { "id": "mark-contacts", "type": "markDirty", "after": ["stage-contacts"], "soup": "Contacts", "as": "auto" },
+                { "id": "up", "type": "syncUp", "after": ["mark", "mark-contacts"], "sync": "up", "strategy": "composite", "maxInFlight": 2 } ] }
             """.write(toFile: directory + "/pipeline.json", atomically: true, encoding: .utf8)
         let store = directory + "/store.sqlite"
+        let org = store + ".org.sqlite"
 
-        // Once the sync up runs, entries leave the dirty set as the org confirms them: kill it part-way.
-        let synced = try await PipelineCLITests.runAndKill(directory + "/pipeline.json", store: store, threshold: 10) { reader in
-            guard (try? await reader.sync(named: "up"))?.status == .running, let counts = try? await reader.counts(of: "Accounts") else { return 0 }
-            return counts.total - counts.dirty
+        // Each run stalls after a few writes (some answers dropped); it is killed once the org
+        // holds more records than before it, so every run makes progress.
+        var kills = 0
+        for round in 0..<20 {
+            let before = PipelineCLITests.orgRecordCount(org, types: ["Account", "Contact"])
+            if before >= trees * 4 { break }
+            try #"{ "stallAfterWrites": \#(1 + round % 3), "dropAfterCommitRate": 0.3, "seed": \#(round + 1) }"#
+                .write(toFile: directory + "/faults.json", atomically: true, encoding: .utf8)
+            let reached = try await PipelineCLITests.runAndKill(directory + "/pipeline.json") {
+                PipelineCLITests.orgRecordCount(org, types: ["Account", "Contact"]) > before
+            }
+            #expect(reached, "run \(round) wrote to the org before it was killed")
+            kills += 1
         }
-        #expect(synced >= 10 && synced < count, "killed part-way (\(synced) of \(count) confirmed)")
+        #expect(kills >= 5)
 
+        try "{}".write(toFile: directory + "/faults.json", atomically: true, encoding: .utf8)
         let again = try PipelineCLITests.pipeline(["run", directory + "/pipeline.json", "--only", "up"])
         #expect(again.exitCode == 0, "\(again.stdout)\(again.stderr)")
-        let entries = try await SoupStore.openForReading(path: store).entries(in: "Accounts", limit: 1000)
-        #expect(entries.count == count)
-        #expect(entries.allSatisfy { !$0.isDirty && $0["Id"]?.stringValue?.hasPrefix("001") == true })
+        let report = try JSONParser.parse(String(contentsOfFile: again.stdout.split(separator: "\n").last.map(String.init)! + "/report.json", encoding: .utf8))
+        #expect((report["api"]?["byKind"]?["query"]?.integerValue ?? 99) <= 40, "reconciling costs a few queries, not one per record: \(report["api"] ?? .null)")
+
+        let reader = try SoupStore.openForReading(path: store)
+        let accountEntries = try await reader.entries(in: "Accounts", limit: 10_000)
+        let contactEntries = try await reader.entries(in: "Contacts", limit: 10_000)
+        try reader.close()
+        #expect(accountEntries.count == trees && contactEntries.count == trees * 3)
+        let all = accountEntries + contactEntries
+        #expect(all.allSatisfy { !$0.isDirty }, "nothing left dirty")
+        #expect(Set(all.compactMap { $0["Id"]?.stringValue }).count == all.count, "no two entries share an id")
+        #expect(!all.contains { SyncField.isLocalId($0["Id"]?.stringValue ?? "local_") || SyncField.isLocalId($0["AccountId"]?.stringValue ?? "") })
 
         // The org, opened on the database the embedded emulator kept.
-        let emulator = try OrgEmulator(configuration: .init(databasePath: store + ".org.sqlite", seedPath: root + "/samples/org/seed.json"))
+        let emulator = try OrgEmulator(configuration: .init(databasePath: org, seedPath: root + "/samples/org/seed.json"))
         let running = try await emulator.start()
         let client = try SalesforceClient(settings: OrgConnectionSettings(instanceURL: running.instanceURL, auth: .accessToken(accessToken: emulator.accessToken)))
-        var names: [String] = []
-        for try await record in client.query("SELECT Name FROM Account WHERE Name LIKE 'Kill %'") { names.append(record["Name"]?.stringValue ?? "") }
+        var orgAccounts: [String: String] = [:]
+        for try await record in client.query("SELECT Id, Name FROM Account WHERE Name LIKE 'Kill %'") {
+            #expect(orgAccounts.updateValue(record["Id"]!.stringValue!, forKey: record["Name"]!.stringValue!) == nil, "each account created once")
+        }
+        var orgContacts: [String: JSONObject] = [:]
+        for try await record in client.query("SELECT Id, LastName, AccountId FROM Contact WHERE LastName LIKE 'Kill %'") {
+            #expect(orgContacts.updateValue(record, forKey: record["Id"]!.stringValue!) == nil)
+        }
         await client.shutdown()
         await running.stop()
-        #expect(names.count == count, "each record created exactly once")
-        #expect(Set(names).count == count)
+        #expect(orgAccounts.count == trees)
+        #expect(orgContacts.count == trees * 3, "each contact created once")
+        #expect(Set(orgContacts.values.map { $0["LastName"]!.stringValue! }).count == trees * 3)
+        for contact in orgContacts.values {
+            let name = contact["LastName"]!.stringValue!
+            let parent = String(name[..<name.range(of: "-C")!.lowerBound])
+            #expect(contact["AccountId"]?.stringValue == orgAccounts[parent], "\(name) is under its own account")
+        }
+        for entry in contactEntries {
+            #expect(orgContacts[entry["Id"]?.stringValue ?? ""]?["AccountId"] == entry["AccountId"], "the soup's link is the org's")
+        }
     }
 }
