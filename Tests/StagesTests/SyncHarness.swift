@@ -46,11 +46,15 @@ final class SyncHarness: Sendable {
 
     /// The pipeline around `stages` with `syncs` (a JSON array).
     /// `org` adds settings to the org object (`"timeoutSeconds": 1, `).
-    func pipeline(syncs: String, stages: String, org: String = "") throws -> PipelineDefinition {
-        try loadPipeline("""
-            { "org": { \(org)"instanceUrl": "\(running.instanceURL)", "auth": { "flow": "access_token", "accessToken": "${TOKEN}" } },
+    /// `refreshAuth` logs in with the seed user's refresh token (re-authenticating after a session expiry).
+    func pipeline(syncs: String, stages: String, org: String = "", refreshAuth: Bool = false) throws -> PipelineDefinition {
+        let auth = refreshAuth
+            ? #""loginUrl": "\#(running.instanceURL)", "auth": { "flow": "refresh_token", "refreshToken": "${REFRESH}", "clientId": "demo-client", "clientSecret": "${SECRET}" }"#
+            : #""auth": { "flow": "access_token", "accessToken": "${TOKEN}" }"#
+        return try loadPipeline("""
+            { "org": { \(org)"instanceUrl": "\(running.instanceURL)", \(auth) },
               "store": "store.sqlite", "soups": \(Self.soups), "syncs": \(syncs), "stages": \(stages) }
-            """, in: directory, variables: ["TOKEN": token])
+            """, in: directory, variables: ["TOKEN": token, "REFRESH": "demo-refresh-token", "SECRET": "demo-secret"])
     }
 
     /// Runs the pipeline (optionally as a dry run).
@@ -58,7 +62,7 @@ final class SyncHarness: Sendable {
         let connector: OrgConnector = { configuration in
             guard case .remote(let settings) = configuration else { throw StageFailure(.failed, "expected a remote org") }
             return try SalesforceClient(settings: OrgConnectionSettings(
-                instanceURL: settings.instanceUrl, timeoutSeconds: settings.timeoutSeconds ?? 120,
+                instanceURL: settings.instanceUrl, loginURL: settings.loginUrl ?? settings.instanceUrl ?? "", timeoutSeconds: settings.timeoutSeconds ?? 120,
                 requestDeadlineSeconds: settings.requestDeadlineSeconds ?? 600, auth: settings.auth,
                 retry: RetryPolicy(maxAttempts: 5, baseDelaySeconds: 0.05, maxDelaySeconds: 0.5)))
         }

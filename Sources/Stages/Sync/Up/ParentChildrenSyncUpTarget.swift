@@ -21,6 +21,10 @@ public struct ParentChildrenSyncUpTarget: SyncUpTarget {
         soup == parent.soupName ? parent.idFieldName : children.idFieldName
     }
 
+    public func externalIdFieldName(inSoup soup: String) -> String? {
+        soup == parent.soupName ? parent.externalIdFieldName : children.externalIdFieldName
+    }
+
     public init(parent: ParentInfo, children: ChildrenInfo, relationship: RelationshipType,
                 parentCreateFieldlist: [String]? = nil, parentUpdateFieldlist: [String]? = nil,
                 childrenCreateFieldlist: [String]? = nil, childrenUpdateFieldlist: [String]? = nil) {

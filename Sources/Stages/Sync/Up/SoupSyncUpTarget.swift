@@ -13,6 +13,7 @@ public struct SoupSyncUpTarget: SyncUpTarget {
     public var preferredTransport: SyncUpTransport
     public var hasChildren: Bool { false }
     public func idFieldName(inSoup soup: String) -> String { idFieldName }
+    public func externalIdFieldName(inSoup soup: String) -> String? { externalIdFieldName }
 
     public init(soupName: String, idFieldName: String = "Id", modificationDateFieldName: String = "LastModifiedDate",
                 externalIdFieldName: String? = nil, createFieldlist: [String]? = nil, updateFieldlist: [String]? = nil,

@@ -1,6 +1,7 @@
 import Connectors
 import Foundation
 import JSON
+import SOQL
 import Soups
 
 /// Settles the journal a dead run (or a lost answer) left behind before anything is sent again
@@ -45,6 +46,7 @@ struct SyncUpJournalReconciler {
         try await run.settleTrivial()
         try await run.checkUpdates()
         try await run.readBulkJobs()
+        try await run.resolveUpserts()
         try await run.findCreates()
         try await run.saveHeld()
         return run.outcome
@@ -59,6 +61,7 @@ struct SyncUpJournalReconciler {
         var outcome = Outcome()
         var creates: [SyncJournalEntry] = []
         var updates: [SyncJournalEntry] = []
+        var upserts: [SyncJournalEntry] = []
         var bulkCreates: [String: [SyncJournalEntry]] = [:]
 
         init(reconciler: SyncUpJournalReconciler) {
@@ -102,7 +105,11 @@ struct SyncUpJournalReconciler {
                     continue
                 }
                 switch entry.operation {
-                case .upsert, .delete:
+                case .upsert:
+                    // Safe to send again; its record's id is looked up for children that refer to it.
+                    changes.settledJournalIds.append(entry.id)
+                    if serverId(key) == nil { upserts.append(entry) }
+                case .delete:
                     changes.settledJournalIds.append(entry.id)
                 case .update:
                     if reconciler.mergeMode == .leaveIfChanged { updates.append(entry) } else { changes.settledJournalIds.append(entry.id) }
@@ -173,6 +180,34 @@ struct SyncUpJournalReconciler {
                     }
                 }
                 try await store.apply(changes)
+            }
+        }
+
+        /// An upsert whose answer was lost may have created its record, and children sent with it
+        /// refer to that record: its id is read by external id (200 values a query) and adopted,
+        /// so the children are matched under it. If it cannot be read, the entry and its
+        /// dependants are held back.
+        mutating func resolveUpserts() async throws {
+            for (soup, group) in Dictionary(grouping: upserts, by: \.soupName) {
+                guard let field = target.externalIdFieldName(inSoup: soup) else { continue }
+                for chunk in group.chunked(into: OrgLimits.collection) {
+                    let values = Set(chunk.compactMap(\.recordId))
+                    var found: [String: String] = [:]
+                    do {
+                        let soql = "SELECT Id, \(field) FROM \(chunk[0].objectType) WHERE \(field) IN (\(values.sorted().map(SOQL.quote).joined(separator: ", ")))"
+                        for try await record in reconciler.client.query(soql) {
+                            if let value = record[field]?.stringValue, let id = record["Id"]?.stringValue { found[value] = id }
+                        }
+                    } catch {
+                        for journal in chunk { hold(journal, "its record could not be looked up by \(field) (\(error))") }
+                        continue
+                    }
+                    var changes = SoupChangeSet()
+                    for journal in chunk {
+                        if let value = journal.recordId, let id = found[value] { try await adopt(journal, id: id, into: &changes) }
+                    }
+                    try await store.apply(changes)
+                }
             }
         }
 

@@ -29,12 +29,16 @@ public protocol SyncUpTarget: Sendable {
 
     /// The field holding the server id in `soup`'s entries. Default `Id`.
     func idFieldName(inSoup soup: String) -> String
+
+    /// The external id field `soup`'s records are upserted on, if any. Default none.
+    func externalIdFieldName(inSoup soup: String) -> String?
 }
 
 extension SyncUpTarget {
     public var references: [SyncUpReference] { [] }
     public func strandedRecords(in store: SoupStore) async throws -> [SyncUpStrandedRecord] { [] }
     public func idFieldName(inSoup soup: String) -> String { "Id" }
+    public func externalIdFieldName(inSoup soup: String) -> String? { nil }
 }
 
 /// A field of `soup` that holds the id of an entry of `referencedSoup` (`ContactSoup.AccountId`
