@@ -41,13 +41,7 @@ public struct ParentChildrenSyncUpTarget: SyncUpTarget {
     /// parent soup is never sent (as in Mobile Sync): it has no tree.
     public func candidateIds(in store: SoupStore) async throws -> [Int64] {
         var ids = Set(try await store.dirtyEntryIds(in: parent.soupName))
-        var afterId: Int64 = 0
-        while true {
-            let page = try await store.dirtyEntries(in: children.soupName, afterId: afterId, limit: 2000)
-            guard let last = page.last?.soupEntryId else { break }
-            afterId = last
-            let parentIds = Set(page.compactMap { $0[children.parentIdFieldName]?.stringValue }).map(JSONValue.string)
-            let parents = try await store.entries(in: parent.soupName, where: parent.idFieldName, in: parentIds)
+        try await forEachDirtyChildPage(in: store) { _, parents in
             for entries in parents.values { ids.formUnion(entries.compactMap(\.soupEntryId)) }
         }
         return ids.sorted()
@@ -56,13 +50,7 @@ public struct ParentChildrenSyncUpTarget: SyncUpTarget {
     /// Dirty children whose parent id names no entry of the parent soup: no tree reaches them.
     public func strandedRecords(in store: SoupStore) async throws -> [SyncUpStrandedRecord] {
         var stranded: [SyncUpStrandedRecord] = []
-        var afterId: Int64 = 0
-        while true {
-            let page = try await store.dirtyEntries(in: children.soupName, afterId: afterId, limit: 2000)
-            guard let last = page.last?.soupEntryId else { break }
-            afterId = last
-            let parentIds = Set(page.compactMap { $0[children.parentIdFieldName]?.stringValue }).map(JSONValue.string)
-            let parents = try await store.entries(in: parent.soupName, where: parent.idFieldName, in: parentIds)
+        try await forEachDirtyChildPage(in: store) { page, parents in
             for entry in page where parents[entry[children.parentIdFieldName] ?? .null]?.isEmpty ?? true {
                 let parentId = entry[children.parentIdFieldName]?.stringValue
                 let reason = parentId.map { "its parent \(children.parentIdFieldName) = \($0) is not in \(parent.soupName), so no parent-children tree sends it" }
@@ -71,6 +59,19 @@ public struct ParentChildrenSyncUpTarget: SyncUpTarget {
             }
         }
         return stranded
+    }
+
+    /// The dirty children, 2,000 at a time, each page with the parent entries its parent ids name.
+    private func forEachDirtyChildPage(in store: SoupStore,
+                                       _ body: ([JSONObject], [JSONValue: [JSONObject]]) throws -> Void) async throws {
+        var afterId: Int64 = 0
+        while true {
+            let page = try await store.dirtyEntries(in: children.soupName, afterId: afterId, limit: 2000)
+            guard let last = page.last?.soupEntryId else { return }
+            afterId = last
+            let parentIds = Set(page.compactMap { $0[children.parentIdFieldName]?.stringValue }).map(JSONValue.string)
+            try body(page, try await store.entries(in: parent.soupName, where: parent.idFieldName, in: parentIds))
+        }
     }
 
     private func childRecord(_ child: JSONObject) -> SyncUpRecord {

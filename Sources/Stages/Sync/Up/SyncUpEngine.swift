@@ -132,6 +132,9 @@ struct SyncUpEngine {
         if settled.adopted > 0 {
             logger.info("\(settled.adopted) record(s) created by an earlier attempt whose answer was lost were found in the org and kept")
         }
+        if settled.notApplied > 0 {
+            logger.info("\(settled.notApplied) write(s) whose answer was lost were not applied by the org and are sent again")
+        }
         if settled.heldCount > 0 {
             logger.warning("\(settled.heldCount) record(s) whose answer was lost could not be settled yet and are not sent in this run")
         }

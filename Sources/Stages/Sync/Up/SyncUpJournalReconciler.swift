@@ -346,7 +346,6 @@ struct SyncUpJournalReconciler {
             if var entry = entries[key] {
                 entry[SyncField.lastError] = .string(JSONValue.object(error.json).jsonString)
                 entries[key] = entry
-                heldSaves.append((key, entry))
             }
             outcome.rows.append(SyncUpResultFiles.Row(
                 kind: .error, object: journal.objectType, operation: journal.operation.rawValue, entryId: key.id,
@@ -354,12 +353,12 @@ struct SyncUpJournalReconciler {
                 errorCode: "UNCERTAIN", errorMessage: error.message, fields: journal.payload, soup: key.soup))
         }
 
-        /// Held entries' `__last_error__`, saved at the end.
-        var heldSaves: [(EntryKey, JSONObject)] = []
-
+        /// Saves the held entries' `__last_error__`.
         func saveHeld() async throws {
             var changes = SoupChangeSet()
-            for (key, entry) in heldSaves { changes.save(entries[key] ?? entry, in: key.soup) }
+            for (soup, ids) in outcome.heldBack {
+                for id in ids.sorted() { if let entry = entries[EntryKey(soup: soup, id: id)] { changes.save(entry, in: soup) } }
+            }
             try await store.apply(changes)
         }
     }
