@@ -137,6 +137,42 @@ import Testing
         try await Self.expectExact(5, prefix: "S", contacts: 2, bench: bench, pipeline)
     }
 
+    /// The sync with accounts upserted by `External_Id__c`.
+    static let syncWithExternalId = sync
+        .replacingOccurrences(of: #""soupName": "Accounts" },"#, with: #""soupName": "Accounts", "externalIdFieldName": "External_Id__c" },"#)
+        .replacingOccurrences(of: #""createFieldlist": ["Name"]"#, with: #""createFieldlist": ["Name", "External_Id__c"]"#)
+
+    /// Gives every account entry the external id `EXT-<Name>`.
+    static func setExternalIds(_ pipeline: PipelineDefinition) async throws {
+        let store = try SoupStore(path: pipeline.store)
+        var accounts = try await store.entries(in: "Accounts", limit: 100_000)
+        for index in accounts.indices { accounts[index]["External_Id__c"] = .string("EXT-\(accounts[index]["Name"]!.stringValue!)") }
+        _ = try await store.upsert(accounts, into: "Accounts")
+        try store.close()
+    }
+
+    /// A parent upsert the client gave up on, still running on the org, has not created its
+    /// record *yet*: its children, sent with it, must wait for the org's deadline instead of being
+    /// sent again in the same run (they were, and the org then held each contact twice).
+    @Test func aTimedOutUpsertHoldsItsChildrenUntilTheOrgsDeadline() async throws {
+        let bench = try await SyncHarness(requestDeadlineSeconds: 2.5)
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: Self.syncWithExternalId, stages: Self.stages("composite"),
+                                          org: #""timeoutSeconds": 0.5, "requestDeadlineSeconds": 2.5, "#)
+        try await Self.putTrees(5, prefix: "U", contacts: 2, bench: bench, pipeline)
+        try await Self.setExternalIds(pipeline)
+        try await bench.setFaults(["latencySpikeMs": 1500, "latencySpikeRate": 1.0])
+        let first = try await bench.run(pipeline)
+        #expect(first.exitCode == 3, "uncertain, not guessed: \(first.report.stages[0])")
+        #expect(first.report.stages[0].counts["uncertain"] == 15)
+        try await bench.setFaults([:])
+        try await Task.sleep(for: .seconds(3.5))
+        let second = try await bench.run(pipeline)
+        #expect(second.exitCode == 0, "\(second.report.stages[0])")
+        #expect(Self.created(first) + Self.created(second) == 15)
+        try await Self.expectExact(5, prefix: "U", contacts: 2, bench: bench, pipeline)
+    }
+
     /// The daily limit stops the run: what the org committed is kept, counted and listed; the
     /// next run sends only the rest.
     @Test func theDailyLimitKeepsWhatWasCommitted() async throws {
@@ -178,6 +214,28 @@ import Testing
         #expect(second.exitCode == 0, "\(second.report.stages[0])")
         #expect(Self.created(first) + Self.created(second) == 180)
         try await Self.expectExact(60, prefix: "K", contacts: 2, bench: bench, pipeline)
+    }
+
+    /// A record refused with a row lock and sent again, whose second answer is lost, leaves one
+    /// attempt to reconcile, not two: the refused attempt's journal entry goes with the page (two
+    /// entries for one record used to claim the same org record and hold it back forever).
+    @Test(arguments: [3, 11, 19])
+    func aRetriedRecordWhoseAnswerIsLostIsAdopted(seed: Int) async throws {
+        let bench = try await SyncHarness(requestDeadlineSeconds: 1.5)
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: Self.sync, stages: Self.stages("composite", maxInFlight: 1),
+                                          org: #""timeoutSeconds": 1, "requestDeadlineSeconds": 1.5, "#)
+        try await Self.putTrees(40, prefix: "R", contacts: 2, bench: bench, pipeline)
+        try await bench.setFaults(["recordErrorRate": 0.3, "recordErrorCode": "UNABLE_TO_LOCK_ROW", "dropAfterCommitRate": 0.4,
+                                   "seed": .integer(Int64(seed))])
+        let first = try await bench.run(pipeline)
+        try await bench.setFaults([:])
+        // A lost write none of whose records the org holds is decided once its deadline has passed.
+        try await Task.sleep(for: .seconds(3))
+        let second = try await bench.run(pipeline)
+        #expect(second.exitCode == 0, "\(first.report.stages[0]) → \(second.report.stages[0])")
+        #expect(Self.created(first) + Self.created(second) == 120)
+        try await Self.expectExact(40, prefix: "R", contacts: 2, bench: bench, pipeline)
     }
 
     /// Children whose parent is in no soup are reported, so the run is never a success while they wait.

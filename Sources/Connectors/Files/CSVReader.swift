@@ -23,11 +23,19 @@ public struct CSVReader: Sequence {
     let delimiter: UInt8
     let encoding: Encoding
 
-    /// Opens `path`; throws when the file cannot be opened.
-    public init(path: String, delimiter: Character = ",", encoding: Encoding = .utf8) throws {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw CocoaError(.fileReadNoSuchFile, userInfo: [NSFilePathErrorKey: path])
+    /// Why a file cannot be read as CSV.
+    public struct OpenError: Error, Sendable, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Opens `path`; throws when it is not a regular file that can be opened for reading.
+    public init(path: String, delimiter: Character = ",", encoding: Encoding = .utf8) throws(OpenError) {
+        var status = stat()
+        guard stat(path, &status) == 0 else { throw OpenError(description: errno == ENOENT ? "no such file" : "cannot be read (\(String(cString: strerror(errno))))") }
+        guard (status.st_mode & S_IFMT) == S_IFREG else {
+            throw OpenError(description: (status.st_mode & S_IFMT) == S_IFDIR ? "is a directory, not a CSV file" : "is not a regular file")
         }
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw OpenError(description: "cannot be read (permission denied?)") }
         self.handle = handle
         self.delimiter = delimiter.asciiValue ?? UInt8(ascii: ",")
         self.encoding = encoding
@@ -46,6 +54,8 @@ public struct CSVReader: Sequence {
         var atEnd = false
         var line = 1
         var first = true
+        /// Set when reading the file failed part-way; iteration has then ended.
+        public private(set) var readError: String?
 
         init(handle: FileHandle, delimiter: UInt8, encoding: Encoding) {
             self.handle = handle
@@ -57,7 +67,14 @@ public struct CSVReader: Sequence {
         mutating func nextByte() -> UInt8? {
             if position >= buffer.count {
                 guard !atEnd else { return nil }
-                let chunk = handle.readData(ofLength: 64 * 1024)
+                let chunk: Data
+                do {
+                    chunk = try handle.read(upToCount: 64 * 1024) ?? Data()
+                } catch {
+                    readError = "reading failed at line \(line): \(error.localizedDescription)"
+                    atEnd = true
+                    return nil
+                }
                 if chunk.isEmpty {
                     atEnd = true
                     return nil
@@ -66,7 +83,8 @@ public struct CSVReader: Sequence {
                 position = 0
                 if first {
                     first = false
-                    if buffer.starts(with: [0xEF, 0xBB, 0xBF]) { position = 3 }
+                    // Byte order marks, repeated when a tool added one to a file that had one.
+                    while buffer[position...].starts(with: [0xEF, 0xBB, 0xBF]) { position += 3 }
                     if position >= buffer.count { return nextByte() }
                 }
             }

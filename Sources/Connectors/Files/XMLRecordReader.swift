@@ -49,26 +49,47 @@ public struct XMLRecordReader: Sendable {
         self.children = children
     }
 
+    /// Checks that the whole file is well-formed XML, reading it once without building records,
+    /// so a stage can refuse a broken file before it hands on a single record.
+    public func validate() throws(SyntaxError) {
+        try parse(DocumentDelegate())
+    }
+
     /// Parses the whole file, calling `onRecord` for each record as soon as it is complete.
     /// `onRecord` returns `false` to stop early.
     public func read(_ onRecord: @escaping (JSONObject) -> Bool) throws(SyntaxError) {
-        guard let stream = InputStream(fileAtPath: path) else {
-            throw SyntaxError(line: 0, column: 0, message: "cannot open the file")
+        try parse(RecordDelegate(recordElement: recordElement, sobjectType: sobjectType, children: children, onRecord: onRecord))
+    }
+
+    private func parse(_ delegate: DocumentDelegate) throws(SyntaxError) {
+        var status = stat()
+        guard stat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG, let stream = InputStream(fileAtPath: path) else {
+            throw SyntaxError(line: 0, column: 0, message: "cannot be opened as a file")
         }
         let parser = XMLParser(stream: stream)
-        let delegate = RecordDelegate(recordElement: recordElement, sobjectType: sobjectType, children: children, onRecord: onRecord)
         parser.delegate = delegate
         parser.shouldProcessNamespaces = false
-        if !parser.parse() && !delegate.stopped {
-            if let failure = delegate.failure { throw failure }
+        let finished = parser.parse()
+        if delegate.stopped { return }
+        if let failure = delegate.failure { throw failure }
+        if !finished {
             let code = (parser.parserError as NSError?)?.code ?? 0
             throw SyntaxError(line: parser.lineNumber, column: parser.columnNumber, message: Self.describe(code))
+        }
+        // libxml2 in stream mode can take a document cut short for a finished one.
+        if !delegate.sawRoot {
+            throw SyntaxError(line: parser.lineNumber, column: parser.columnNumber, message: "the file holds no XML element (is it empty?)")
+        }
+        if delegate.depth > 0 {
+            throw SyntaxError(line: parser.lineNumber, column: parser.columnNumber,
+                              message: "the document ended before its elements were closed (\(delegate.depth) still open; is the file cut short?)")
         }
     }
 
     /// A readable name for the libxml2 error codes met most often.
     static func describe(_ code: Int) -> String {
         switch code {
+        case 1: return "a text or attribute value is larger than the XML parser's 10,000,000-byte limit (more than any Salesforce field holds)"
         case 4, 5: return "the document ended before its elements were closed"
         case 9: return "invalid character"
         case 23, 26: return "undefined or malformed entity (escape & as &amp;)"
@@ -80,15 +101,36 @@ public struct XMLRecordReader: Sendable {
     }
 }
 
+/// Follows the document's structure: whether a root element was seen, how many elements are
+/// open, and the first error with the position at which the parser reported it.
+private class DocumentDelegate: NSObject, XMLParserDelegate {
+    var stopped = false
+    var failure: XMLRecordReader.SyntaxError?
+    var sawRoot = false
+    var depth = 0
+
+    func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+        sawRoot = true
+        depth += 1
+    }
+
+    func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+        depth -= 1
+    }
+
+    func parser(_ parser: XMLParser, parseErrorOccurred parseError: Error) {
+        guard failure == nil else { return }
+        failure = XMLRecordReader.SyntaxError(line: parser.lineNumber, column: parser.columnNumber,
+                                              message: XMLRecordReader.describe((parseError as NSError).code))
+    }
+}
+
 /// Builds records from SAX events.
-private final class RecordDelegate: NSObject, XMLParserDelegate {
+private final class RecordDelegate: DocumentDelegate {
     let recordElement: String
     let sobjectType: String?
     let children: [XMLRecordReader.ChildRule]
     let onRecord: (JSONObject) -> Bool
-    var stopped = false
-    /// The first error, with the position at which the parser reported it.
-    var failure: XMLRecordReader.SyntaxError?
 
     /// The record being built, and the child being built inside it.
     var record: JSONObject?
@@ -105,7 +147,8 @@ private final class RecordDelegate: NSObject, XMLParserDelegate {
         self.onRecord = onRecord
     }
 
-    func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+    override func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+        super.parser(parser, didStartElement: name, namespaceURI: namespaceURI, qualifiedName: qualifiedName, attributes: attributes)
         text = ""
         if record == nil {
             guard name == recordElement else { return }
@@ -128,12 +171,6 @@ private final class RecordDelegate: NSObject, XMLParserDelegate {
         path.append(name)
     }
 
-    func parser(_ parser: XMLParser, parseErrorOccurred parseError: Error) {
-        guard failure == nil else { return }
-        failure = XMLRecordReader.SyntaxError(line: parser.lineNumber, column: parser.columnNumber,
-                                              message: XMLRecordReader.describe((parseError as NSError).code))
-    }
-
     func parser(_ parser: XMLParser, foundCharacters string: String) {
         text += string
     }
@@ -142,7 +179,8 @@ private final class RecordDelegate: NSObject, XMLParserDelegate {
         text += String(decoding: block, as: UTF8.self)
     }
 
-    func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+    override func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+        super.parser(parser, didEndElement: name, namespaceURI: namespaceURI, qualifiedName: qualifiedName)
         guard var current = record else { return }
         if path.isEmpty && name == recordElement {
             for (relationship, list) in childLists {

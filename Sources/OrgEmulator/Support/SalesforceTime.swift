@@ -21,7 +21,7 @@ public enum SalesforceTime {
     public static func parse(_ text: String) -> Int64? {
         let characters = Array(text.trimmingCharacters(in: .whitespaces))
         func number(_ range: Range<Int>) -> Int? {
-            guard range.upperBound <= characters.count else { return nil }
+            guard range.upperBound <= characters.count, characters[range].allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
             return Int(String(characters[range]))
         }
         guard let year = number(0..<4), characters.count >= 10, characters[4] == "-", characters[7] == "-",
@@ -35,9 +35,9 @@ public enum SalesforceTime {
             if index < characters.count, characters[index] == "." {
                 index += 1
                 var digits = ""
-                while index < characters.count, characters[index].isNumber { digits.append(characters[index]); index += 1 }
-                guard !digits.isEmpty else { return nil }
-                millis = Int((digits + "00").prefix(3))!
+                while index < characters.count, characters[index].isASCII, characters[index].isNumber { digits.append(characters[index]); index += 1 }
+                guard !digits.isEmpty, let fraction = Int((digits + "00").prefix(3)) else { return nil }
+                millis = fraction
             }
             if index < characters.count {
                 let sign = characters[index]

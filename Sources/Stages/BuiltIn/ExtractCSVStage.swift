@@ -57,7 +57,7 @@ public struct ExtractCSVStage: Stage {
         do {
             reader = try CSVReader(path: file, delimiter: delimiter, encoding: encoding)
         } catch {
-            throw StageFailure(.invalidInput, "\(file): \(FileManager.default.fileExists(atPath: file) ? "cannot be read" : "no such file")")
+            throw StageFailure(.invalidInput, "\(file): \(error.description)")
         }
         var rows = reader.makeIterator()
         guard let headerRow = rows.next() else { throw StageFailure(.invalidInput, "\(file): the file is empty; a header row is required") }
@@ -66,6 +66,13 @@ public struct ExtractCSVStage: Stage {
             return StageResult()
         }
         let names = header.map { columns[$0] ?? $0 }
+        var seen: [String: Int] = [:]
+        for (offset, name) in names.enumerated() {
+            if let earlier = seen[name.lowercased()] {
+                throw StageFailure(.invalidInput, "\(file): line 1: column \(offset + 1) repeats the header \"\(name)\" of column \(earlier + 1) (field names ignore case); each column needs its own name (rename one with \"columns\")")
+            }
+            if !name.isEmpty { seen[name.lowercased()] = offset }
+        }
         for (field, _) in coercions where !names.contains(field) {
             throw StageFailure(.invalidInput, "\(file): types names \"\(field)\", which is not a column (columns: \(names.joined(separator: ", ")))")
         }
@@ -95,6 +102,9 @@ public struct ExtractCSVStage: Stage {
                 batch.removeAll(keepingCapacity: true)
                 if context.shouldStop { break }
             }
+        }
+        if let problem = rows.readError {
+            throw StageFailure(.invalidInput, "\(file): \(problem)", partialResult: result)
         }
         try await context.emit(batch)
         try rejects.close()

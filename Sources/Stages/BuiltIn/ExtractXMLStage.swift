@@ -6,8 +6,9 @@ import Synchronization
 
 /// `extract.xml`: streams an XML file into the stage's dataset. `record` names the element of one
 /// record (its attributes and child elements are fields); `children` turns nested repeated elements
-/// into child records held under the relationship name as a query result. Malformed XML stops the
-/// stage with the line and column.
+/// into child records held under the relationship name as a query result. The file is checked
+/// whole first: malformed or truncated XML stops the stage with the line and column before any
+/// record is handed on.
 public struct ExtractXMLStage: Stage {
     public static let typeName = "extract.xml"
     public static let countKeys = [StageCounts.read]
@@ -41,10 +42,17 @@ public struct ExtractXMLStage: Stage {
     }
 
     public func run(in context: StageContext) async throws -> StageResult {
-        guard FileManager.default.isReadableFile(atPath: file) else {
-            throw StageFailure(.invalidInput, "\(file): \(FileManager.default.fileExists(atPath: file) ? "cannot be read" : "no such file")")
-        }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory) else { throw StageFailure(.invalidInput, "\(file): no such file") }
+        guard !isDirectory.boolValue else { throw StageFailure(.invalidInput, "\(file): is a directory, not an XML file") }
+        guard FileManager.default.isReadableFile(atPath: file) else { throw StageFailure(.invalidInput, "\(file): cannot be read") }
         let reader = XMLRecordReader(path: file, recordElement: record, sobjectType: sobjectType, children: children)
+        // A broken file is refused whole before one record is handed on, so nothing of it is staged.
+        do throws(XMLRecordReader.SyntaxError) {
+            try reader.validate()
+        } catch {
+            throw StageFailure(.invalidInput, "\(file): \(error.description)")
+        }
         // The SAX parser calls back synchronously: it runs on its own thread and hands batches over
         // a two-batch buffer, waiting while the buffer is full, so memory stays flat.
         let (batches, continuation) = AsyncStream<Result<[JSONValue], XMLRecordReader.SyntaxError>>.makeStream(bufferingPolicy: .bufferingOldest(2))

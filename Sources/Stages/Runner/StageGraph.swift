@@ -7,43 +7,64 @@ public struct StageGraph: Sendable {
     }
 
     /// The first cycle found, as the ids along it with the first repeated at the end; `nil` when the
-    /// graph is acyclic. Edges to unknown ids are ignored (they are reported separately).
+    /// graph is acyclic. Edges to unknown ids are ignored (they are reported separately). Iterative,
+    /// so a pipeline of any size is checked without exhausting the stack.
     public func firstCycle() -> [String]? {
         let byId = Dictionary(stages.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         var state: [String: Int] = [:]  // 1 = on the current path, 2 = done
         var path: [String] = []
-
-        func visit(_ id: String) -> [String]? {
-            state[id] = 1
-            path.append(id)
-            for dependency in byId[id]?.dependencies ?? [] where byId[dependency] != nil && dependency != id {
-                if state[dependency] == 1 {
-                    let start = path.firstIndex(of: dependency)!
-                    return Array(path[start...]) + [dependency]
-                }
-                if state[dependency] == nil, let cycle = visit(dependency) { return cycle }
-            }
-            path.removeLast()
-            state[id] = 2
-            return nil
-        }
+        // Each frame: a stage on the path and the index of the next dependency to look at.
+        var frames: [(id: String, next: Int)] = []
 
         for stage in stages where state[stage.id] == nil {
-            if let cycle = visit(stage.id) { return cycle.reversed() }
+            state[stage.id] = 1
+            path.append(stage.id)
+            frames.append((stage.id, 0))
+            while let frame = frames.last {
+                let dependencies = byId[frame.id]?.dependencies ?? []
+                guard frame.next < dependencies.count else {
+                    frames.removeLast()
+                    path.removeLast()
+                    state[frame.id] = 2
+                    continue
+                }
+                frames[frames.count - 1].next += 1
+                let dependency = dependencies[frame.next]
+                guard byId[dependency] != nil, dependency != frame.id else { continue }
+                if state[dependency] == 1, let start = path.firstIndex(of: dependency) {
+                    return (Array(path[start...]) + [dependency]).reversed()
+                }
+                if state[dependency] == nil {
+                    state[dependency] = 1
+                    path.append(dependency)
+                    frames.append((dependency, 0))
+                }
+            }
         }
         return nil
     }
 
     /// Stage ids in an order where every stage comes after its dependencies; ties keep file order.
+    /// Stages on a cycle (reported by ``firstCycle()``) are left out.
     public func topologicalOrder() -> [String] {
-        var remaining = stages
-        var done = Set<String>()
+        let index = Dictionary(stages.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { first, _ in first })
+        var waitingOn = [Int](repeating: 0, count: stages.count)
+        var dependants = [[Int]](repeating: [], count: stages.count)
+        for (position, stage) in stages.enumerated() {
+            for dependency in Set(stage.dependencies) {
+                guard let source = index[dependency] else { waitingOn[position] = Int.max / 2; continue }
+                waitingOn[position] += 1
+                dependants[source].append(position)
+            }
+        }
+        var ready = MinHeap(stages.indices.filter { waitingOn[$0] == 0 })
         var order: [String] = []
-        while !remaining.isEmpty {
-            guard let next = remaining.firstIndex(where: { $0.dependencies.allSatisfy(done.contains) }) else { break }
-            let stage = remaining.remove(at: next)
-            done.insert(stage.id)
-            order.append(stage.id)
+        while let next = ready.popMin() {
+            order.append(stages[next].id)
+            for dependant in dependants[next] {
+                waitingOn[dependant] -= 1
+                if waitingOn[dependant] == 0 { ready.insert(dependant) }
+            }
         }
         return order
     }
@@ -91,5 +112,40 @@ public struct StageGraph: Sendable {
 
     static func dotEscape(_ text: String) -> String {
         text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+    }
+}
+
+/// A binary min-heap of positions, so the topological order takes the earliest ready stage in
+/// file order in logarithmic time.
+private struct MinHeap {
+    private var items: [Int] = []
+
+    init(_ values: [Int]) {
+        for value in values { insert(value) }
+    }
+
+    mutating func insert(_ value: Int) {
+        items.append(value)
+        var child = items.count - 1
+        while child > 0, items[(child - 1) / 2] > items[child] {
+            items.swapAt(child, (child - 1) / 2)
+            child = (child - 1) / 2
+        }
+    }
+
+    mutating func popMin() -> Int? {
+        guard let first = items.first else { return nil }
+        items.swapAt(0, items.count - 1)
+        items.removeLast()
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1, right = left + 1
+            var smallest = parent
+            if left < items.count, items[left] < items[smallest] { smallest = left }
+            if right < items.count, items[right] < items[smallest] { smallest = right }
+            if smallest == parent { return first }
+            items.swapAt(parent, smallest)
+            parent = smallest
+        }
     }
 }

@@ -247,7 +247,7 @@ struct SyncUpEngine {
                 // Save what the org confirmed before stopping.
                 _ = applier.apply(results.outcomes, kinds: kinds, to: &trees, removed: &removed, final: &final, allowRerun: false)
                 _ = try await commit(trees, final: final, kinds: kinds, sent: sent, removed: removed, journal: results.journalIds,
-                                     originalIds: originalIds, tally: &tally)
+                                     refused: results.refusedJournalIds, originalIds: originalIds, tally: &tally)
                 throw error
             }
             var passResult = applier.apply(results.outcomes, kinds: kinds, to: &trees, removed: &removed, final: &final, allowRerun: pass < 2)
@@ -264,7 +264,7 @@ struct SyncUpEngine {
         }
         if settings.mergeMode == .leaveIfChanged && !settings.dryRun { try await refreshModificationDates(&trees, final: final) }
         return try await commit(trees, final: final, kinds: kinds, sent: sent, removed: removed, journal: results.journalIds,
-                                originalIds: originalIds, tally: &tally)
+                                refused: results.refusedJournalIds, originalIds: originalIds, tally: &tally)
     }
 
     /// OVERWRITE met a child deleted on the server: when its saved parent is gone too, the parent
@@ -317,9 +317,10 @@ struct SyncUpEngine {
     }
 
     /// Saves the page: entries changed, entries removed, what the org confirmed, settled journal
-    /// entries (those whose answer was lost stay); then counts and result rows.
+    /// entries (only attempts whose answer was lost stay; an attempt the org refused goes even
+    /// when a later attempt's answer was lost); then counts and result rows.
     private func commit(_ trees: [SyncUpTree], final: [RecordKey: SyncUpOutcome], kinds: [RecordKey: SyncUpOperation.Kind],
-                        sent: [RecordKey: JSONObject], removed: Set<RecordKey>, journal: [RecordKey: [Int64]],
+                        sent: [RecordKey: JSONObject], removed: Set<RecordKey>, journal: [RecordKey: [Int64]], refused: [Int64],
                         originalIds: [RecordKey: String?], tally: inout Tally) async throws -> PageOutcome {
         var changes = SoupChangeSet()
         var page = PageOutcome()
@@ -338,6 +339,7 @@ struct SyncUpEngine {
         for (key, ids) in journal where final[key]?.isSettled == true {
             changes.settledJournalIds.append(contentsOf: ids)
         }
+        changes.settledJournalIds.append(contentsOf: Set(refused).subtracting(changes.settledJournalIds))
         if !settings.dryRun { try await store.apply(changes) }
         var unsettled = Set<Int>()
         var rows: [SyncUpResultFiles.Row] = []

@@ -106,9 +106,9 @@ struct SyncUpJournalReconciler {
                 }
                 switch entry.operation {
                 case .upsert:
-                    // Safe to send again; its record's id is looked up for children that refer to it.
-                    changes.settledJournalIds.append(entry.id)
-                    if serverId(key) == nil { upserts.append(entry) }
+                    // Safe to send again, but children sent with it refer to its record: while it has
+                    // no server id, that record is looked up by external id before anything is sent.
+                    if serverId(key) == nil { upserts.append(entry) } else { changes.settledJournalIds.append(entry.id) }
                 case .delete:
                     changes.settledJournalIds.append(entry.id)
                 case .update:
@@ -185,11 +185,18 @@ struct SyncUpJournalReconciler {
 
         /// An upsert whose answer was lost may have created its record, and children sent with it
         /// refer to that record: its id is read by external id (200 values a query) and adopted,
-        /// so the children are matched under it. If it cannot be read, the entry and its
-        /// dependants are held back.
+        /// so the children are matched under it. Not found, it was not applied once the org can no
+        /// longer be executing it; before that (a timed-out request still running) it is held back
+        /// with its dependants, since sending its children again could create them twice. If it
+        /// cannot be read, the entry and its dependants are held back.
         mutating func resolveUpserts() async throws {
             for (soup, group) in Dictionary(grouping: upserts, by: \.soupName) {
-                guard let field = target.externalIdFieldName(inSoup: soup) else { continue }
+                guard let field = target.externalIdFieldName(inSoup: soup) else {
+                    var changes = SoupChangeSet()
+                    changes.settledJournalIds = group.map(\.id)
+                    try await store.apply(changes)
+                    continue
+                }
                 for chunk in group.chunked(into: OrgLimits.collection) {
                     let values = Set(chunk.compactMap(\.recordId))
                     var found: [String: String] = [:]
@@ -204,7 +211,14 @@ struct SyncUpJournalReconciler {
                     }
                     var changes = SoupChangeSet()
                     for journal in chunk {
-                        if let value = journal.recordId, let id = found[value] { try await adopt(journal, id: id, into: &changes) }
+                        if let value = journal.recordId, let id = found[value] {
+                            try await adopt(journal, id: id, into: &changes)
+                        } else if settled(journal) {
+                            changes.settledJournalIds.append(journal.id)
+                            outcome.notApplied += 1
+                        } else {
+                            hold(journal, "not found by \(field) yet, and the org may still apply it until \(settlesAt(journal)); the next run decides")
+                        }
                     }
                     try await store.apply(changes)
                 }
@@ -265,8 +279,7 @@ struct SyncUpJournalReconciler {
                                 batchChanges.settledJournalIds.append(journal.id)
                                 outcome.notApplied += 1
                             case .notFound:
-                                let until = Date(timeIntervalSince1970: Double(journal.settledBy ?? journal.sentAt) / 1000)
-                                hold(journal, "not found in the org yet, and the org may still apply it until \(Timestamp.iso8601(until)); the next run decides")
+                                hold(journal, "not found in the org yet, and the org may still apply it until \(settlesAt(journal)); the next run decides")
                             case .several(let ids):
                                 hold(journal, "\(ids.count) \(journal.objectType) records in the org match it (\(ids.joined(separator: ", "))); it is not sent again until one is adopted by hand")
                             }
@@ -284,6 +297,11 @@ struct SyncUpJournalReconciler {
             if let restart = reconciler.client.writesSettledBefore, journal.sentAt < restart { return true }
             let settledBy = journal.settledBy ?? (journal.sentAt + Int64(reconciler.client.writeSettlingSeconds * 1000))
             return Timestamp.milliseconds(Date()) > settledBy
+        }
+
+        /// When the org can no longer apply the write, for messages.
+        func settlesAt(_ journal: SyncJournalEntry) -> String {
+            Timestamp.iso8601(Date(timeIntervalSince1970: Double(journal.settledBy ?? journal.sentAt) / 1000))
         }
 
         /// Adopts `id` for the journaled create: the entry takes it (clean if it still holds what

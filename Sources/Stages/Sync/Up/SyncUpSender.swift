@@ -21,6 +21,9 @@ struct SyncUpSender {
         var outcomes: [RecordKey: SyncUpOutcome] = [:]
         /// Every journal entry of a record in this page (a record sent again has several).
         var journalIds: [RecordKey: [Int64]] = [:]
+        /// Journal entries of attempts the org refused (a row lock, a busy server): nothing of
+        /// them was applied, so they go with the page whatever becomes of a later attempt.
+        var refusedJournalIds: [Int64] = []
     }
 
     func send(_ phases: [[SyncUpRequest]], into results: inout Results) async throws {
@@ -49,7 +52,10 @@ struct SyncUpSender {
                 }
                 for _ in 0..<max(1, maxInFlight) { startNext() }
                 while let sent = await group.next() {
-                    for (key, id) in sent.journalIds { results.journalIds[key, default: []].append(id) }
+                    for (key, id) in sent.journalIds {
+                        results.journalIds[key, default: []].append(id)
+                        if sent.outcomes[key]?.error != nil { results.refusedJournalIds.append(id) }
+                    }
                     results.outcomes.merge(sent.outcomes) { $1 }
                     if let fatal = sent.fatal, stop == nil { stop = fatal }
                     startNext()
