@@ -27,9 +27,40 @@ import Testing
                                         clientId: Demo.clientId, clientSecret: Demo.clientSecret))
     }
 
+    /// A copy of the sample seed whose first user has the security token `token`.
+    static func seedWithSecurityToken(_ token: String) throws -> String {
+        var document = try #require(try JSONParser.parse(String(contentsOfFile: sampleSeedPath, encoding: .utf8)).objectValue)
+        var users = try #require(document["users"]?.arrayValue)
+        var user = try #require(users[0].objectValue)
+        user["securityToken"] = .string(token)
+        users[0] = .object(user)
+        document["users"] = .array(users)
+        let path = NSTemporaryDirectory() + "token-seed-\(UUID().uuidString).json"
+        try JSONValue.object(document).jsonString.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
     @Test func passwordFlowWithSecurityTokenAndNoClientSecret() async throws {
+        let seed = try Self.seedWithSecurityToken("TOKEN123")
+        defer { try? FileManager.default.removeItem(atPath: seed) }
         try await expectWorks(.password(username: Demo.username, password: Demo.password, securityToken: "TOKEN123",
-                                        clientId: Demo.clientId, clientSecret: nil))
+                                        clientId: Demo.clientId, clientSecret: nil), seedPath: seed)
+    }
+
+    /// As a real org checks them: password + token exactly when the user has a token, the password
+    /// alone when not; a missing, wrong or extra token is `invalid_grant`.
+    @Test(arguments: [(true, nil as String?), (true, "TOKEN124"), (true, "TOKEN1234"), (false, "ANYTHING")])
+    func passwordFlowChecksTheSecurityTokenExactly(userHasToken: Bool, presented: String?) async throws {
+        let seed = userHasToken ? try Self.seedWithSecurityToken("TOKEN123") : sampleSeedPath
+        defer { if userHasToken { try? FileManager.default.removeItem(atPath: seed) } }
+        try await withOrg(seedPath: seed) { org in
+            let client = try org.client(auth: .password(username: Demo.username, password: Demo.password, securityToken: presented,
+                                                        clientId: Demo.clientId, clientSecret: Demo.clientSecret))
+            let error = await caught { try await client.connect() }
+            #expect((error as? OrgClientError).map { if case .authenticationFailed(let message) = $0 { message.contains("invalid_grant") } else { false } } == true,
+                    "\(String(describing: error))")
+            await client.shutdown()
+        }
     }
 
     @Test func refreshTokenFlow() async throws {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The `force://clientId:clientSecret:refreshToken@host` URL that `sf org display --verbose` prints.
 struct SFDXAuthURL: Sendable, Equatable {
     var clientId: String
@@ -19,7 +21,12 @@ struct SFDXAuthURL: Sendable, Equatable {
         clientId = String(credentials[0])
         clientSecret = credentials[1].isEmpty ? nil : String(credentials[1])
         refreshToken = String(credentials[2])
-        let loopback = host.hasPrefix("127.") || host.hasPrefix("localhost")
-        loginURL = host.hasPrefix("http") ? host : (loopback ? "http://" : "https://") + host
+        if host.lowercased().hasPrefix("http://") || host.lowercased().hasPrefix("https://") {
+            loginURL = host
+        } else {
+            // `host` or `host:port`; plain http only for this machine (checked on the parsed host).
+            let name = URLComponents(string: "https://" + host)?.host ?? host
+            loginURL = (LoopbackHost.contains(name) ? "http://" : "https://") + host
+        }
     }
 }

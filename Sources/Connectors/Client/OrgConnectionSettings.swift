@@ -48,8 +48,7 @@ public struct OrgConnectionSettings: Sendable {
             throw .invalidConfiguration("\(url) is not an absolute URL")
         }
         if scheme == "https" { return }
-        let loopback = host == "localhost" || host.hasPrefix("127.") || host == "::1" || host == "[::1]"
-        guard scheme == "http" && loopback else {
+        guard scheme == "http" && LoopbackHost.contains(host) else {
             throw .invalidConfiguration("\(url): plain http is only allowed for loopback hosts; use https")
         }
     }

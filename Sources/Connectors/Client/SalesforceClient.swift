@@ -66,6 +66,9 @@ public final class SalesforceClient: OrgClient {
         return try await session.refresh(after: 0) { try await self.authenticate() }
     }
 
+    /// The longest path and query string an org accepts (16 KiB); longer ones are refused.
+    static let maxRequestTarget = 16_384
+
     private func sendNow(_ request: OrgRequest) async throws -> OrgResponse {
         var attempt = 0
         var reauthenticated = false
@@ -77,6 +80,13 @@ public final class SalesforceClient: OrgClient {
             var headers = request.headers + [("Authorization", "Bearer \(token.accessToken)"), ("Accept", "application/json")]
             for (name, value) in settings.headers { headers.append((name, value)) }
             let url = token.instanceURL + request.path + Self.queryString(request.query)
+            let target = request.path.utf8.count + Self.queryString(request.query).utf8.count
+            if target > Self.maxRequestTarget {
+                // An org refuses such a request with an empty answer; say why before sending it.
+                let what = request.query.contains { $0.0 == "q" } ? "the SOQL query" : "\(request.method) \(request.path)"
+                throw OrgAPIError(status: 414, errorCode: "URI_TOO_LONG",
+                                  message: "\(what) is \(target) characters long once URL-encoded; an org accepts at most \(Self.maxRequestTarget) in a URL (narrow the WHERE clause, or split a long IN list)")
+            }
             await session.count(kind: request.kind, retry: attempt > 1)
             let response: OrgResponse
             do {
@@ -95,7 +105,8 @@ public final class SalesforceClient: OrgClient {
             if let date = response.headers["date"].flatMap(HTTPDate.parse) { await session.setServerTime(date) }
             if response.status < 300 { return response }
             let body = (try? response.json()) ?? .null
-            let error = OrgAPIError(status: response.status, body: body, fallback: "HTTP \(response.status)")
+            let error = OrgAPIError(status: response.status, body: body,
+                                    fallback: body == .null ? "HTTP \(response.status) with no error in the answer (\(request.method) \(request.path))" : "HTTP \(response.status)")
             if response.status == 401 && !reauthenticated && error.errorCode == "INVALID_SESSION_ID" {
                 reauthenticated = true
                 _ = try await session.refresh(after: token.generation) { try await self.authenticate() }

@@ -123,6 +123,11 @@ private class DocumentDelegate: NSObject, XMLParserDelegate {
         failure = XMLRecordReader.SyntaxError(line: parser.lineNumber, column: parser.columnNumber,
                                               message: XMLRecordReader.describe((parseError as NSError).code))
     }
+
+    // Declared here so subclasses can override them: the protocol's witnesses are this class's.
+    func parser(_ parser: XMLParser, foundCharacters string: String) {}
+
+    func parser(_ parser: XMLParser, foundCDATA block: Data) {}
 }
 
 /// Builds records from SAX events.
@@ -171,11 +176,11 @@ private final class RecordDelegate: DocumentDelegate {
         path.append(name)
     }
 
-    func parser(_ parser: XMLParser, foundCharacters string: String) {
+    override func parser(_ parser: XMLParser, foundCharacters string: String) {
         text += string
     }
 
-    func parser(_ parser: XMLParser, foundCDATA block: Data) {
+    override func parser(_ parser: XMLParser, foundCDATA block: Data) {
         text += String(decoding: block, as: UTF8.self)
     }
 

@@ -2,18 +2,34 @@ import Foundation
 import JSON
 
 extension OrgEngine {
+    /// Whether an admin request without a token may be answered: on loopback, from a local tool
+    /// (a test, `curl`, the command line), never from a web page. A browser names the page's
+    /// origin on every cross-origin request it sends and can send a JSON body across origins only
+    /// after a preflight this server never grants; so any foreign `Origin`, and any POST that is
+    /// not `application/json`, needs the token.
+    static func isLocalTool(_ request: EmulatorRequest, instanceURL: String) -> Bool {
+        if let origin = request.headers["origin"], origin != instanceURL { return false }
+        if request.headers["sec-fetch-site"].map({ $0 != "same-origin" && $0 != "none" }) == true { return false }
+        if request.method != "GET" {
+            let type = request.headers["content-type"]?.lowercased() ?? ""
+            guard type.hasPrefix("application/json") || (request.body.isEmpty && type.isEmpty) else { return false }
+        }
+        return true
+    }
+
     /// Answers one HTTP request: admin API, OAuth, or the REST API under `/services/data`.
     func handle(_ request: EmulatorRequest) async -> EmulatorResponse {
         let parts = Self.components(request.path)
         if parts.first == "emulator" {
-            // On loopback the admin API is open; on any other address it needs a valid token.
-            if !adminIsOpen, case .failure(let error) = authenticate(request) { return .error(error) }
+            if case .failure(let error) = authenticate(request), !adminIsOpen || !Self.isLocalTool(request, instanceURL: instanceURL) {
+                return .error(error)
+            }
             return handleAdmin(request, parts: Array(parts.dropFirst()))
         }
         guard parts.first == "services" || parts.first == "id" else { return .error(.notFound) }
 
         // Faults apply to /services/* only.
-        let arrival = ContinuousClock.now
+        let arrival = request.arrival
         let kind = Self.kind(of: request, parts: parts)
         let isWrite = Self.isWrite(request, parts: parts)
         stats.count(kind: kind, isWrite: isWrite)
@@ -60,11 +76,35 @@ extension OrgEngine {
             return response
         }
         let version = String(parts[2].dropFirst())
-        var response = route(request, version: version, parts: Array(parts.dropFirst(3)))
+        // A write request is one transaction that commits only inside the deadline, as an org
+        // stops and rolls back a request running too long (Bulk jobs run apart, as in an org).
+        var response = isWrite && kind != "bulk"
+            ? routeWithinDeadline(request, version: version, parts: Array(parts.dropFirst(3)))
+            : route(request, version: version, parts: Array(parts.dropFirst(3)))
         response.headers.append(limitHeader)
         if Self.isWrite(request, parts: parts), response.status < 300 || kind == "composite" || kind == "collections",
            random.chance(faults.dropAfterCommitRate) {
             response.drop = true
+        }
+        return response
+    }
+
+    /// Routes a write request inside one transaction, rolled back whole when the request's
+    /// deadline has passed by the time it would commit: nothing of a request answered
+    /// REQUEST_RUNNING_TOO_LONG is ever applied, however long it queued or ran.
+    func routeWithinDeadline(_ request: EmulatorRequest, version: String, parts: [String]) -> EmulatorResponse {
+        var response = EmulatorResponse(status: 500)
+        do {
+            try store.queue.write { db in
+                ambientDatabase = db
+                defer { ambientDatabase = nil }
+                response = route(request, version: version, parts: parts)
+                if ContinuousClock.now - request.arrival > requestDeadline { throw DeadlinePassed() }
+            }
+        } catch is DeadlinePassed {
+            return .error(APIError(500, "REQUEST_RUNNING_TOO_LONG", "Your request was running for too long, and has been stopped."))
+        } catch {
+            return .error(APIError(500, "UNKNOWN_EXCEPTION", "\(error)"))
         }
         return response
     }
@@ -182,3 +222,6 @@ extension OrgEngine {
         ]
     }
 }
+
+/// Rolls back a write request whose deadline passed before it could commit.
+private struct DeadlinePassed: Error {}

@@ -37,8 +37,9 @@ extension OrgEngine {
         switch form["grant_type"] ?? "" {
         case "password":
             guard let candidates = clientUsers() else { return oauthError("invalid_client_id", "client identifier invalid") }
+            // Exactly the password, followed by the user's security token when it has one.
             guard let user = candidates.first(where: { $0.username == form["username"] }),
-                  form["password"] == user.password || form["password"].map({ $0.hasPrefix(user.password) && user.password.count > 0 }) == true
+                  form["password"] == user.password + (user.securityToken ?? "")
             else { return oauthError("invalid_grant", "authentication failure") }
             if let secret = user.clientSecret, form["client_secret"] != nil, form["client_secret"] != secret {
                 return oauthError("invalid_client", "invalid client credentials")

@@ -217,8 +217,18 @@ extension OrgEngine {
     /// A write transaction of its own for a request that groups several operations (Composite,
     /// Graph, Tree). Such requests cannot be nested inside one another.
     func exclusiveWrite(_ body: (Database) throws -> Void) throws {
-        guard ambientDatabase == nil else {
+        guard !groupWriteOpen else {
             throw APIError(400, "INVALID_API_INPUT", "Composite, graph and tree requests cannot be nested in a composite request")
+        }
+        groupWriteOpen = true
+        defer { groupWriteOpen = false }
+        if let ambient = ambientDatabase {
+            // Inside the request's own transaction: a savepoint, rolled back when `body` throws.
+            try ambient.inSavepoint {
+                try body(ambient)
+                return .commit
+            }
+            return
         }
         try store.queue.write { db in
             ambientDatabase = db

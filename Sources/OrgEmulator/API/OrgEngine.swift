@@ -32,6 +32,8 @@ actor OrgEngine {
     var jobCounter: Int64 = 0
     /// The open transaction of the Composite request being run, if any.
     var ambientDatabase: Database?
+    /// A Composite, Graph or Tree request is running its subrequests (they cannot nest).
+    var groupWriteOpen = false
     /// The user the request being handled runs as (`CreatedById` / `LastModifiedById`).
     var actingUserId: String?
     var userIds: [String: String] = [:]

@@ -14,6 +14,9 @@ public struct SeedError: Error, Sendable, CustomStringConvertible {
 public struct OrgUser: Sendable {
     public var username: String
     public var password: String
+    /// The user's security token: a password login must present password + token exactly, as a
+    /// real org requires from outside trusted IP ranges. `nil`: the password alone.
+    public var securityToken: String?
     public var clientId: String
     public var clientSecret: String?
     public var refreshToken: String?
@@ -126,7 +129,7 @@ private struct SeedDecoder {
         for (offset, element) in array.enumerated() {
             let path = "users[\(offset)]"
             guard let user = element.objectValue else { fail(path, "must be an object"); continue }
-            for key in user.keys where !["username", "password", "clientId", "clientSecret", "refreshToken", "jwtCertificate"].contains(key) {
+            for key in user.keys where !["username", "password", "securityToken", "clientId", "clientSecret", "refreshToken", "jwtCertificate"].contains(key) {
                 fail("\(path).\(key)", "unknown key")
             }
             guard let username = user["username"]?.stringValue, let password = user["password"]?.stringValue,
@@ -134,7 +137,8 @@ private struct SeedDecoder {
                 fail(path, "username, password and clientId are required strings")
                 continue
             }
-            users.append(OrgUser(username: username, password: password, clientId: clientId,
+            if user["securityToken"] != nil && user["securityToken"]?.stringValue == nil { fail("\(path).securityToken", "must be a string") }
+            users.append(OrgUser(username: username, password: password, securityToken: user["securityToken"]?.stringValue, clientId: clientId,
                                  clientSecret: user["clientSecret"]?.stringValue, refreshToken: user["refreshToken"]?.stringValue,
                                  jwtCertificate: user["jwtCertificate"]?.stringValue))
         }
@@ -177,7 +181,17 @@ private struct SeedDecoder {
     mutating func decodeField(_ value: JSONValue, path: String, objectName: String) -> FieldSchema? {
         guard let field = value.objectValue else { fail(path, "must be an object"); return nil }
         for key in field.keys where !Self.fieldKeys.contains(key) { fail("\(path).\(key)", "unknown key") }
-        guard let name = field["name"]?.stringValue, !name.isEmpty else { fail("\(path).name", "is required"); return nil }
+        guard let name = field["name"]?.stringValue, name.range(of: #"^[A-Za-z][A-Za-z0-9_]*$"#, options: .regularExpression) != nil else {
+            fail("\(path).name", "is required: a letter, then letters, digits and underscores (as an API name)")
+            return nil
+        }
+        for key in ["length", "precision", "scale"] {
+            guard let value = field[key] else { continue }
+            guard case .integer(let number) = value, (0...131_072).contains(number), key != "length" || number > 0 else {
+                fail("\(path).\(key)", "must be a whole number (without quotes) from \(key == "length" ? 1 : 0) to 131072, not \(value.jsonString)")
+                return nil
+            }
+        }
         guard let typeName = field["type"]?.stringValue, let type = FieldType(rawValue: typeName), type != .id else {
             fail("\(path).type", "must be one of \(FieldType.allCases.filter { $0 != .id }.map(\.rawValue).joined(separator: ", "))")
             return nil
@@ -247,6 +261,11 @@ private struct SeedDecoder {
                 guard object.field(name) != nil else { fail("\(path).fields.\(name)", "no field \(name) on \(object.name)"); continue }
                 if let reference = fieldValue["$ref"]?.stringValue, !keys.contains(reference) {
                     fail("\(path).fields.\(name)", "no earlier record with key \"\(reference)\"")
+                }
+            }
+            for field in object.fields where !field.nillable && field.createable && !field.defaultedOnCreate {
+                if fields.first(where: { $0.key.lowercased() == field.name.lowercased() }).map({ $0.value == .null }) ?? true {
+                    fail("\(path).fields.\(field.name)", "is required on \(object.name)")
                 }
             }
             if let key = record["key"]?.stringValue {

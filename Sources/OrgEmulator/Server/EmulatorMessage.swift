@@ -10,6 +10,9 @@ struct EmulatorRequest: Sendable {
     /// Header names lower-cased.
     var headers: [String: String]
     var body: Data
+    /// When the request reached the server: its deadline runs from here, not from when the
+    /// engine got round to it.
+    var arrival = ContinuousClock.now
 
     /// The body parsed as JSON; a JSON_PARSER_ERROR otherwise.
     func jsonBody() throws(APIError) -> JSONValue {

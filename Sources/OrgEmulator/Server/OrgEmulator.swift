@@ -136,9 +136,12 @@ public final class OrgEmulator: Sendable {
         try await application.runService(gracefulShutdownSignals: [])
     }
 
-    /// `true` for loopback addresses, where the admin API needs no token.
+    /// `true` when the server listens on loopback only (an address in 127.0.0.0/8, `::1` or
+    /// `localhost`), where local tools may use the admin API without a token.
     static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+        var address = in_addr()
+        if inet_pton(AF_INET, host, &address) == 1 { return UInt32(bigEndian: address.s_addr) >> 24 == 127 }
+        return ["localhost", "::1", "[::1]"].contains(host.lowercased())
     }
 
     /// Plain HTTP/1.1, or HTTPS with `--tls-cert` and `--tls-key`.
@@ -187,6 +190,7 @@ struct EmulatorResponder: HTTPResponder {
     let engine: OrgEngine
 
     func respond(to request: Request, context: EmulatorRequestContext) async throws -> Response {
+        let arrival = ContinuousClock.now
         let buffer = try await request.body.collect(upTo: 200 * 1024 * 1024)
         var headers: [String: String] = [:]
         for field in request.headers { headers[field.name.canonicalName] = field.value }
@@ -194,7 +198,7 @@ struct EmulatorResponder: HTTPResponder {
         // Form decoding: clients send spaces as `+` (simple-salesforce, curl --data-urlencode).
         let query = OrgEngine.formFields(uri.query ?? "")
         let message = EmulatorRequest(method: request.method.rawValue, path: uri.path, query: query, headers: headers,
-                                      body: Data(buffer.readableBytesView))
+                                      body: Data(buffer.readableBytesView), arrival: arrival)
         let response = await engine.handle(message)
         if response.drop {
             // Hummingbird turns a thrown error into a 500 answer: close the connection first so

@@ -28,7 +28,11 @@ public struct PipelineCommand: AsyncParsableCommand {
     @TaskLocal public static var registry: StageRegistry = .builtIn
 
     /// Parses the process arguments and runs the command with `registry`'s stage types.
+    ///
+    /// Stores, datasets, reports and logs hold customer data: whatever umask the process was
+    /// started with, everything it creates is readable by its owner only (files 0600, folders 0700).
     public static func main(registry: StageRegistry) async {
+        umask(0o077)
         await $registry.withValue(registry) {
             await main()
         }

@@ -64,8 +64,12 @@ public final class SoupStore: Sendable {
             return configuration
         }
         if !readOnly {
+            // Customer data: the folder and the database files are the owner's only, whatever the
+            // umask (SQLite gives its WAL and shared-memory files the database file's mode).
             try FileManager.default.createDirectory(
-                at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true)
+                at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
+            Self.createPrivateFiles([path, Self.datasetsPath(of: path)])
         }
         let soupConfiguration = configuration(cacheMegabytes: 32), datasetConfiguration = configuration(cacheMegabytes: 4)
         pool = try DatabasePool(path: path, configuration: soupConfiguration)
@@ -82,9 +86,18 @@ public final class SoupStore: Sendable {
         }
     }
 
+    /// Creates the files that do not exist yet, empty and owner-only (SQLite takes an empty file
+    /// for a new database).
+    static func createPrivateFiles(_ paths: [String]) {
+        for path in paths where !FileManager.default.fileExists(atPath: path) {
+            FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
+        }
+    }
+
     /// Copies the whole store, datasets included, consistently, to `destination` (used by dry runs).
     public func copy(to destination: String) throws {
         for file in Self.files(of: destination) { try? FileManager.default.removeItem(atPath: file) }
+        Self.createPrivateFiles([destination, Self.datasetsPath(of: destination)])
         for (source, target) in [(pool, destination), (datasetPool, Self.datasetsPath(of: destination))] {
             guard let source else { continue }
             let copy = try DatabaseQueue(path: target)

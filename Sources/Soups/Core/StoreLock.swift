@@ -16,9 +16,13 @@ public final class StoreLock: Sendable {
     /// at once when another process (or another lock in this one) holds it.
     public init(storePath: String) throws {
         path = storePath + ".lock"
-        try FileManager.default.createDirectory(
-            at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true)
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        let directory = (path as NSString).deletingLastPathComponent
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw SoupStoreError.lockUnavailable(path: path, reason: "its directory \(directory) cannot be created (\((error as NSError).localizedFailureReason ?? error.localizedDescription))")
+        }
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             throw SoupStoreError.lockUnavailable(path: path, reason: String(cString: strerror(errno)))
         }

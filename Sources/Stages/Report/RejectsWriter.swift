@@ -14,8 +14,8 @@ struct RejectsWriter {
 
     mutating func add(line: Int, reason: String, raw: String) throws {
         if handle == nil {
-            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            guard FileManager.default.createFile(atPath: path, contents: Data("line,reason,raw\r\n".utf8)),
+            try PrivateFiles.createDirectory((path as NSString).deletingLastPathComponent)
+            guard PrivateFiles.createFile(path, contents: Data("line,reason,raw\r\n".utf8)),
                   let opened = FileHandle(forWritingAtPath: path) else {
                 throw StageFailure(.failed, "\(path): cannot write the rejects file")
             }

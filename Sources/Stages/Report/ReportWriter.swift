@@ -19,11 +19,11 @@ public struct ReportWriter: Sendable {
     /// Writes the files; returns their paths.
     @discardableResult
     public func write(_ report: RunReport) throws -> [String] {
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try PrivateFiles.createDirectory(directory)
         var written: [String] = []
         func save(_ name: String, _ text: String) throws {
             let path = (directory as NSString).appendingPathComponent(name)
-            try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+            try PrivateFiles.write(Data(text.utf8), to: path)
             written.append(path)
         }
         try save("report.json", report.json.prettyJSONString + "\n")

@@ -43,6 +43,21 @@ public struct PipelineRunner: Sendable {
         }
     }
 
+    /// Dry runs work on a copy beside the store (same disk, same owner-only directory), named
+    /// `<store>.dry-run-<runId>.sqlite`.
+    static func dryRunCopyPrefix(of store: String) -> String {
+        store + ".dry-run-"
+    }
+
+    /// Removes every dry-run copy of `store` (and its WAL, shared-memory and datasets files).
+    static func removeDryRunCopies(of store: String) {
+        let directory = (store as NSString).deletingLastPathComponent
+        let prefix = (dryRunCopyPrefix(of: store) as NSString).lastPathComponent
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] where name.hasPrefix(prefix) {
+            try? FileManager.default.removeItem(atPath: (directory as NSString).appendingPathComponent(name))
+        }
+    }
+
     /// Runs the pipeline. Throws ``SetupError`` only when the run cannot start; every other failure
     /// is in the returned report.
     public func run() async throws(SetupError) -> RunOutcome {
@@ -57,17 +72,22 @@ public struct PipelineRunner: Sendable {
         let lock: StoreLock
         do {
             lock = try StoreLock(storePath: pipeline.store)
+        } catch SoupStoreError.storeLocked(let path) {
+            throw .storeLocked("\(path): another run holds this store")
         } catch {
-            throw .storeLocked("\(error)")
+            // Not busy: the store's place is unusable, which retrying later will not change.
+            throw .invalidInput("\(error)")
         }
         defer { lock.release() }
+        // Copies left by dry runs that were killed: with the lock held, none is in use.
+        Self.removeDryRunCopies(of: pipeline.store)
 
         let log = RunLog(directory: reportDirectory, observer: observer, redactor: redactor)
         let store: SoupStore
         var temporaryCopy: String?
         do {
             if options.dryRun {
-                let copy = NSTemporaryDirectory() + "pipeline-dry-run-\(runId).sqlite"
+                let copy = Self.dryRunCopyPrefix(of: pipeline.store) + runId + ".sqlite"
                 if FileManager.default.fileExists(atPath: pipeline.store) {
                     try SoupStore.openForReading(path: pipeline.store).copy(to: copy)
                 }
@@ -84,9 +104,7 @@ public struct PipelineRunner: Sendable {
         }
         defer {
             try? store.close()
-            if let temporaryCopy {
-                for file in SoupStore.files(of: temporaryCopy) { try? FileManager.default.removeItem(atPath: file) }
-            }
+            if temporaryCopy != nil { Self.removeDryRunCopies(of: pipeline.store) }
         }
 
         let selected = options.only.isEmpty ? pipeline.stages : pipeline.stages.filter { options.only.contains($0.id) }

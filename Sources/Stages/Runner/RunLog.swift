@@ -10,9 +10,9 @@ final class RunLog: Sendable {
     init(directory: String, observer: any RunObserver, redactor: Redactor) {
         self.observer = observer
         self.redactor = redactor
-        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try? PrivateFiles.createDirectory(directory)
         let path = (directory as NSString).appendingPathComponent("run.log")
-        _ = FileManager.default.createFile(atPath: path, contents: nil)
+        PrivateFiles.createFile(path)
         file = Mutex(FileHandle(forWritingAtPath: path))
     }
 

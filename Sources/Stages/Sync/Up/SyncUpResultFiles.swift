@@ -50,9 +50,9 @@ actor SyncUpResultFiles {
         for row in rows {
             let name = "\(row.object)-\(row.kind.rawValue)"
             if spools[name] == nil {
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+                try PrivateFiles.createDirectory(directory)
                 let path = (directory as NSString).appendingPathComponent(".\(name).\(stageId).spool")
-                guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
+                guard PrivateFiles.createFile(path), let handle = FileHandle(forWritingAtPath: path) else {
                     throw StageFailure(.failed, "\(path): cannot write sync-up results")
                 }
                 spools[name] = Spool(handle: handle, path: path)
@@ -77,7 +77,7 @@ actor SyncUpResultFiles {
             if exists, let header = Self.firstLine(of: path) {
                 columns = Array(CSVLine.decodeRows(header).first?.dropFirst(7) ?? [])
             }
-            guard exists || FileManager.default.createFile(atPath: path, contents: nil), let output = FileHandle(forWritingAtPath: path) else {
+            guard exists || PrivateFiles.createFile(path), let output = FileHandle(forWritingAtPath: path) else {
                 throw StageFailure(.failed, "\(path): cannot write sync-up results")
             }
             output.seekToEndOfFile()
