@@ -101,7 +101,7 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
             ]),
         .testTarget(name: "SoupsTests", dependencies: ["Soups", "JSON", .product(name: "GRDB", package: "GRDB.swift")]),
-        .testTarget(name: "StagesTests", dependencies: ["Stages", "Soups", "JSON", "Connectors", "OrgEmulator"]),
+        .testTarget(name: "StagesTests", dependencies: ["Stages", "Soups", "SOQL", "JSON", "Connectors", "OrgEmulator"]),
         .testTarget(
             name: "PipelineCLITests",
             dependencies: ["PipelineCLI", "Stages", "Soups", "JSON", "Connectors", "OrgEmulator", .product(name: "GRDB", package: "GRDB.swift")]),

@@ -21,8 +21,10 @@ extension OrgEngine {
     func handle(_ request: EmulatorRequest) async -> EmulatorResponse {
         let parts = Self.components(request.path)
         if parts.first == "emulator" {
-            if case .failure(let error) = authenticate(request), !adminIsOpen || !Self.isLocalTool(request, instanceURL: instanceURL) {
-                return .error(error)
+            // The admin API is outside the faults: a token is checked, never counted or expired.
+            let hasToken = Self.token(of: request).map { tokens[$0] != nil } ?? false
+            if !hasToken && (!adminIsOpen || !Self.isLocalTool(request, instanceURL: instanceURL)) {
+                return .error(APIError(401, "INVALID_SESSION_ID", "Session expired or invalid"))
             }
             return handleAdmin(request, parts: Array(parts.dropFirst()))
         }
@@ -139,15 +141,18 @@ extension OrgEngine {
         }
     }
 
+    /// The token a request carries (`Bearer` or `OAuth`), if any.
+    static func token(of request: EmulatorRequest) -> String? {
+        guard let header = request.headers["authorization"] else { return nil }
+        if header.hasPrefix("Bearer ") { return String(header.dropFirst(7)) }
+        if header.hasPrefix("OAuth ") { return String(header.dropFirst(6)) }
+        return nil
+    }
+
     /// The user a request's bearer token belongs to, counting uses for the session-expiry fault.
     func authenticate(_ request: EmulatorRequest) -> Result<String, APIError> {
         let invalid = APIError(401, "INVALID_SESSION_ID", "Session expired or invalid")
-        guard let header = request.headers["authorization"] else { return .failure(invalid) }
-        let token: String
-        if header.hasPrefix("Bearer ") { token = String(header.dropFirst(7)) }
-        else if header.hasPrefix("OAuth ") { token = String(header.dropFirst(6)) }
-        else { return .failure(invalid) }
-        guard let user = tokens[token] else { return .failure(invalid) }
+        guard let token = Self.token(of: request), let user = tokens[token] else { return .failure(invalid) }
         if faults.sessionExpiryEvery > 0 {
             requestsSinceExpiry += 1
             if requestsSinceExpiry > faults.sessionExpiryEvery {

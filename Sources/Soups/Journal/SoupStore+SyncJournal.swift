@@ -34,6 +34,17 @@ extension SoupStore {
         }
     }
 
+    /// Moves journal entries' send time and settle-by deadline to a new attempt of their request
+    /// (the earlier attempt was refused, so only the new one can be applied).
+    public func restampJournal(ids: [Int64], sentAt: Int64, serverSentAt: Int64, settledBy: Int64) async throws {
+        try await pool.write { db in
+            for chunk in ids.chunked(into: 500) {
+                try db.execute(sql: "UPDATE sync_journal SET sentAt = ?, serverSentAt = ?, settledBy = ? WHERE id IN (\(chunk.map { _ in "?" }.joined(separator: ",")))",
+                               arguments: StatementArguments([sentAt, serverSentAt, settledBy] + chunk))
+            }
+        }
+    }
+
     /// The writes of a sync still waiting for a confirmed outcome, oldest first.
     public func journal(of syncName: String) async throws -> [SyncJournalEntry] {
         try await pool.read { db in

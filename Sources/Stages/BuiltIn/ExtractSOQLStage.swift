@@ -19,10 +19,10 @@ public struct ExtractSOQLStage: Stage {
         bulk = settings.bool("bulk", default: false)
         let size = settings.integer("batchSize", default: 0, range: 0...2000)
         batchSize = size == 0 ? nil : size
-        let text = settings.string("query")
+        let text = settings.soql("query")
         let type = settings.string("sobjectType")
         let fields = settings.strings("fields")
-        let condition = settings.string("where")
+        let condition = settings.soql("where")
         var built: SOQLQuery?
         switch (text, type) {
         case (let text?, nil):

@@ -22,7 +22,7 @@ public struct MarkDirtyStage: Stage {
     public init(settings: StageSettings) throws {
         soup = settings.soup("soup") ?? ""
         mode = Mode(rawValue: settings.choice("as", of: Mode.allCases.map(\.rawValue), default: "auto")) ?? .auto
-        if let text = settings.string("where") {
+        if let text = settings.soql("where") {
             do {
                 condition = try SOQL.parseCondition(text)
             } catch {

@@ -1,6 +1,7 @@
 import Connectors
 import Foundation
 import JSON
+import SOQL
 import Soups
 
 /// Loads a pipeline file: parses it, resolves `${VAR}`s, reads its soups and syncs files, decodes
@@ -22,7 +23,7 @@ public struct PipelineLoader: Sendable {
     public func load(path: String) throws(PipelineValidationError) -> PipelineDefinition {
         let file = PathResolver.absolute(path, relativeTo: FileManager.default.currentDirectoryPath)
         let directory = (file as NSString).deletingLastPathComponent
-        var context = LoadContext(file: file, directory: directory)
+        var context = LoadContext(file: file, directory: directory, variables: variables.variables)
 
         guard let raw = context.readJSON(file) else { throw PipelineValidationError(context.errors) }
         guard let rawObject = raw.objectValue else {
@@ -36,8 +37,13 @@ public struct PipelineLoader: Sendable {
         var used: [String: String] = [:]
         let resolved = variables.resolve(raw, unset: &unset, used: &used).objectValue!
         for variable in unset {
-            context.error(variable.path, "variable ${\(variable.name)} is not set (use --var \(variable.name)=…, --var-file, or the environment)")
+            if variable.unterminated {
+                context.error(variable.path, "\"${\(variable.name)\" has no closing \"}\" (write $${ for a literal ${)")
+            } else {
+                context.error(variable.path, "variable ${\(variable.name)} is not set (use --var \(variable.name)=…, --var-file, or the environment)")
+            }
         }
+        context.warnAboutSubstitutionsInSOQLLiterals(rawObject)
 
         let name = context.string(resolved, "name") ?? ((file as NSString).lastPathComponent as NSString).deletingPathExtension
         let store = context.string(resolved, "store").map { PathResolver.absolute($0, relativeTo: directory) }
@@ -74,6 +80,8 @@ public struct PipelineLoader: Sendable {
 struct LoadContext {
     let file: String
     let directory: String
+    /// The variables in force, for `:VAR` binds.
+    var variables: [String: String] = [:]
     var diagnostics: [PipelineDiagnostic] = []
     /// Edge keys (`stages[2].after`) written as arrays, so errors can point at the element.
     var arrayEdges: Set<String> = []
@@ -83,6 +91,26 @@ struct LoadContext {
 
     mutating func error(_ location: String, _ message: String, file: String? = nil) {
         diagnostics.append(PipelineDiagnostic(file: file ?? self.file, location: location, message: message))
+    }
+
+    /// `${VAR}` inside a quoted literal of a stage's or inline sync's SOQL is spliced in as text,
+    /// so its value can end the literal and change the query: a warning that points at `:VAR`.
+    mutating func warnAboutSubstitutionsInSOQLLiterals(_ raw: JSONObject) {
+        var places: [(String, String)] = []
+        for (offset, stage) in (raw["stages"]?.arrayValue ?? []).enumerated() {
+            for key in ["where", "query"] { if let text = stage[key]?.stringValue { places.append(("stages[\(offset)].\(key)", text)) } }
+        }
+        for (offset, sync) in (raw["syncs"]?.arrayValue ?? []).enumerated() {
+            for key in ["query", "parentSoqlFilter"] {
+                if let text = sync["target"]?[key]?.stringValue { places.append(("syncs[\(offset)].target.\(key)", text)) }
+            }
+        }
+        for (location, text) in places {
+            for name in SOQLBinding.substitutionsInsideLiterals(text) {
+                diagnostics.append(PipelineDiagnostic(.warning, file: file, location: location, message:
+                    "${\(name)} inside a quoted SOQL literal is spliced in as text, so a quote in its value changes the query; bind it instead: write :\(name) without quotes"))
+            }
+        }
     }
 
     /// Reads and parses a JSON file, recording read and syntax errors; repeated keys are warnings.
@@ -134,17 +162,30 @@ struct LoadContext {
 
     mutating func syncs(_ value: JSONValue?, soups: [SoupSpec]) -> [SyncDefinition] {
         guard let value else { return [] }
+        var syncs: [SyncDefinition]
         if let path = value.stringValue {
             let absolute = PathResolver.absolute(path, relativeTo: directory)
             guard let document = readJSON(absolute) else { return [] }
             var decoder = MobileSDKConfigDecoder(file: absolute)
-            let syncs = decoder.syncs(from: document, path: "", soups: soups)
+            syncs = decoder.syncs(from: document, path: "", soups: soups)
             diagnostics += decoder.diagnostics
-            return syncs
+        } else {
+            var decoder = MobileSDKConfigDecoder(file: file)
+            syncs = decoder.syncs(from: value, path: "syncs", soups: soups)
+            diagnostics += decoder.diagnostics
         }
-        var decoder = MobileSDKConfigDecoder(file: file)
-        let syncs = decoder.syncs(from: value, path: "syncs", soups: soups)
-        diagnostics += decoder.diagnostics
+        // `:VAR` binds in a sync target's SOQL.
+        for index in syncs.indices {
+            for key in ["query", "parentSoqlFilter"] {
+                guard let text = syncs[index].target[key]?.stringValue else { continue }
+                let bound = SOQLBinding.bind(text, values: variables)
+                syncs[index].target[key] = .string(bound.text)
+                for name in bound.unset {
+                    let location = syncs[index].path.isEmpty ? "target.\(key)" : "\(syncs[index].path).target.\(key)"
+                    error(location, "bind :\(name) has no value (use --var \(name)=…, --var-file, or the environment)", file: syncs[index].file)
+                }
+            }
+        }
         return syncs
     }
 
@@ -182,8 +223,11 @@ struct LoadContext {
         let instanceUrl = string(org, "instanceUrl", path: "org.instanceUrl")
         let loginUrl = string(org, "loginUrl", path: "org.loginUrl")
         for (key, url) in [("instanceUrl", instanceUrl), ("loginUrl", loginUrl)] {
-            if let url, URL(string: url)?.scheme == nil || URL(string: url)?.host == nil {
+            guard let url else { continue }
+            if URL(string: url)?.scheme == nil || URL(string: url)?.host == nil {
                 error("org.\(key)", "must be an absolute URL such as https://example.my.salesforce.com, not \"\(url)\"")
+            } else if URL(string: url)?.scheme?.lowercased() != "https", !LoopbackHost.contains(URL(string: url)?.host ?? "") {
+                error("org.\(key)", "must use https: plain http would send credentials in clear text, and is allowed only to this machine (127.0.0.0/8, ::1, localhost)")
             }
         }
         let apiVersion = string(org, "apiVersion", path: "org.apiVersion")
@@ -321,7 +365,7 @@ struct LoadContext {
             var settingsObject = JSONObject()
             for (key, member) in object where !PipelineLoader.edgeKeys.contains(key) { settingsObject[key] = member }
             let settings = StageSettings(object: settingsObject, stageId: id, path: path, file: file, baseDirectory: directory,
-                                         soups: soups, syncs: syncs)
+                                         soups: soups, syncs: syncs, variables: variables)
             do {
                 let stage = try stageType.init(settings: settings)
                 settings.reportUnusedKeys()

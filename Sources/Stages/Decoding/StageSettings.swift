@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import SOQL
 import Soups
 
 /// The settings of one stage as its type reads them while the pipeline is loaded.
@@ -20,11 +21,13 @@ public final class StageSettings {
     public let soups: [SoupSpec]
     /// The syncs the pipeline declares.
     public let syncs: [SyncDefinition]
+    /// The variables in force, for `:VAR` binds in SOQL.
+    let variables: [String: String]
     private(set) var used: Set<String> = []
     private(set) var diagnostics: [PipelineDiagnostic] = []
 
     init(object: JSONObject, stageId: String, path: String, file: String, baseDirectory: String,
-         soups: [SoupSpec], syncs: [SyncDefinition]) {
+         soups: [SoupSpec], syncs: [SyncDefinition], variables: [String: String] = [:]) {
         self.object = object
         self.stageId = stageId
         self.path = path
@@ -32,6 +35,18 @@ public final class StageSettings {
         self.baseDirectory = baseDirectory
         self.soups = soups
         self.syncs = syncs
+        self.variables = variables
+    }
+
+    /// SOQL text (a query or a WHERE condition) with its `:VAR` binds replaced by the variables'
+    /// values as escaped string literals; an unset bind is reported.
+    public func soql(_ key: String, required: Bool = false) -> String? {
+        guard let text = string(key, required: required) else { return nil }
+        let bound = SOQLBinding.bind(text, values: variables)
+        for name in bound.unset {
+            report(key, "bind :\(name) has no value (use --var \(name)=…, --var-file, or the environment)")
+        }
+        return bound.text
     }
 
     /// Records a problem with `key` (or with the stage itself when `key` is `nil`).

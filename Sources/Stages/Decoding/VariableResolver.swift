@@ -9,10 +9,13 @@ public struct VariableResolver: Sendable {
         self.variables = variables
     }
 
-    /// The names of unset variables met while resolving, with the JSON path of each.
+    /// The names of unset variables (and unterminated references) met while resolving, with the
+    /// JSON path of each.
     public struct Unset: Sendable, Equatable {
         public var name: String
         public var path: String
+        /// `${NAME` with no closing brace.
+        public var unterminated = false
     }
 
     /// Resolves every string in `value`; `path` is the JSON path of `value` (empty for the root).
@@ -58,6 +61,11 @@ public struct VariableResolver: Sendable {
                 }
                 index = close + 1
                 continue
+            }
+            if characters[index] == "$", index + 1 < characters.count, characters[index + 1] == "{" {
+                unset.append(Unset(name: String(characters[(index + 2)...].prefix(40)), path: path, unterminated: true))
+                output += String(characters[index...])
+                break
             }
             output.append(characters[index])
             index += 1

@@ -87,8 +87,18 @@ struct SyncUpSender {
             sent.fatal = error
             return sent
         }
+        // A retried or late attempt is the one the org may apply: the journal's window follows it.
+        let ids = Array(sent.journalIds.values)
+        let restamp: @Sendable () async throws -> Void = { [client, store] in
+            let now = Timestamp.milliseconds(Date())
+            let offset = await client.serverClockOffset()
+            try await store.restampJournal(ids: ids, sentAt: now, serverSentAt: now + offset,
+                                           settledBy: now + Int64(client.writeSettlingSeconds * 1000))
+        }
         do {
-            sent.outcomes = try await execute(request, journalIds: sent.journalIds)
+            sent.outcomes = try await RequestAttempts.$beforeSend.withValue(restamp) {
+                try await execute(request, journalIds: sent.journalIds)
+            }
         } catch let stopped as Stopped {
             sent.outcomes = stopped.outcomes
             sent.fatal = stopped.cause
