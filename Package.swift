@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "SOQL", targets: ["SOQL"]),
         .library(name: "JSON", targets: ["JSON"]),
         .library(name: "OrgEmulator", targets: ["OrgEmulator"]),
+        .library(name: "FuzzTargets", targets: ["FuzzTargets"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -66,6 +67,7 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
             ]),
+        .target(name: "FuzzTargets", dependencies: ["Connectors", "Stages", "SOQL", "JSON", "OrgEmulator"]),
         .executableTarget(
             name: "SoupBenchmark",
             dependencies: [
@@ -101,7 +103,7 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
             ]),
         .testTarget(name: "SoupsTests", dependencies: ["Soups", "JSON", .product(name: "GRDB", package: "GRDB.swift")]),
-        .testTarget(name: "StagesTests", dependencies: ["Stages", "Soups", "SOQL", "JSON", "Connectors", "OrgEmulator"]),
+        .testTarget(name: "StagesTests", dependencies: ["Stages", "Soups", "SOQL", "JSON", "Connectors", "OrgEmulator", "FuzzTargets"]),
         .testTarget(
             name: "PipelineCLITests",
             dependencies: ["PipelineCLI", "Stages", "Soups", "JSON", "Connectors", "OrgEmulator", .product(name: "GRDB", package: "GRDB.swift")]),

@@ -1,0 +1,38 @@
+import Foundation
+import FuzzTargets
+import Testing
+
+/// Replays the fuzzers' committed corpora (`Fuzz/Corpus/<target>`, grown by `scripts/fuzz`)
+/// through the same entry points the fuzzers drive: every input returns, and the emulator
+/// answers every request with a status.
+@Suite struct FuzzCorpusReplayTests {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
+
+    static func corpus(_ target: FuzzTarget) -> [String] {
+        let directory = packageRoot + "/" + target.corpusDirectory
+        return ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted().map { directory + "/" + $0 }
+    }
+
+    @Test(arguments: [FuzzTarget.csv, .xml, .soql, .pipeline])
+    func corpusReplays(target: FuzzTarget) throws {
+        let files = Self.corpus(target)
+        #expect(files.count >= 10, "a corpus for \(target)")
+        let scratch = FuzzTarget.makeScratch()
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        for file in files {
+            target.run(try Data(contentsOf: URL(fileURLWithPath: file)), scratch: scratch)
+        }
+    }
+
+    @Test func emulatorCorpusIsAnswered() async throws {
+        let files = Self.corpus(.emulator)
+        #expect(files.count >= 10)
+        let emulator = try await FuzzEmulator(seedPath: Self.packageRoot + "/samples/org/seed.json")
+        for file in files {
+            let status = emulator.send(try Data(contentsOf: URL(fileURLWithPath: file)))
+            #expect(status.map { $0 < 500 || $0 == 503 } == true, "\((file as NSString).lastPathComponent): \(status.map(String.init) ?? "no answer")")
+        }
+        await emulator.stop()
+    }
+}
