@@ -29,15 +29,7 @@ import Testing
 
     /// A copy of the sample seed whose first user has the security token `token`.
     static func seedWithSecurityToken(_ token: String) throws -> String {
-        var document = try #require(try JSONParser.parse(String(contentsOfFile: sampleSeedPath, encoding: .utf8)).objectValue)
-        var users = try #require(document["users"]?.arrayValue)
-        var user = try #require(users[0].objectValue)
-        user["securityToken"] = .string(token)
-        users[0] = .object(user)
-        document["users"] = .array(users)
-        let path = NSTemporaryDirectory() + "token-seed-\(UUID().uuidString).json"
-        try JSONValue.object(document).jsonString.write(toFile: path, atomically: true, encoding: .utf8)
-        return path
+        try sampleSeedCopy(firstUser: ["securityToken": .string(token)])
     }
 
     @Test func passwordFlowWithSecurityTokenAndNoClientSecret() async throws {

@@ -5,6 +5,24 @@ import Testing
 
 /// `query` / `queryAll` streaming across pages, child subquery pages, `count`, and query errors.
 @Suite struct QueryStreamingTests {
+    /// A 100,000-value IN list cannot fit in a URL: the client says so, naming the limit, and
+    /// sends nothing (it used to fail as a bare "HTTP_400: HTTP 400").
+    @Test func aQueryTooLongForAURLIsRefusedWithTheReason() async throws {
+        try await withClient { org, client in
+            let ids = (0..<100_000).map { "'001\(String(format: "%015d", $0))'" }.joined(separator: ",")
+            var caught: (any Error)?
+            do {
+                for try await _ in client.query("SELECT Id FROM Account WHERE Id IN (\(ids))") {}
+            } catch {
+                caught = error
+            }
+            let error = try #require(caught as? OrgAPIError)
+            #expect(error.errorCode == "URI_TOO_LONG")
+            #expect(error.message.contains("16384") && error.message.contains("SOQL query"), "\(error.message)")
+            #expect(try await org.received("query") == 0)
+        }
+    }
+
     @Test func streamsEveryPageInOrder() async throws {
         try await withClient { org, client in
             let ids = try await createAccounts(client, count: 450, prefix: "Paged")

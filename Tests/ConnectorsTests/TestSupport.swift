@@ -256,6 +256,19 @@ enum TracePath {
     }
 }
 
+/// A copy of the sample seed (in the temporary folder) whose first user also has `changes`.
+func sampleSeedCopy(firstUser changes: JSONObject) throws -> String {
+    var document = try #require(try JSONParser.parse(String(contentsOfFile: sampleSeedPath, encoding: .utf8)).objectValue)
+    var users = try #require(document["users"]?.arrayValue)
+    var user = try #require(users[0].objectValue)
+    for (key, value) in changes { user[key] = value }
+    users[0] = .object(user)
+    document["users"] = .array(users)
+    let path = NSTemporaryDirectory() + "seed-\(UUID().uuidString).json"
+    try JSONValue.object(document).jsonString.write(toFile: path, atomically: true, encoding: .utf8)
+    return path
+}
+
 // MARK: JWT
 
 /// A fresh RSA key, its PEM written to a temporary file, and a copy of the sample seed whose
@@ -275,15 +288,7 @@ struct JWTFixture {
             notValidBefore: Date().addingTimeInterval(-3600), notValidAfter: Date().addingTimeInterval(86400),
             issuer: name, subject: name, signatureAlgorithm: .sha256WithRSAEncryption, extensions: Certificate.Extensions(),
             issuerPrivateKey: certificateKey)
-        let pem = try certificate.serializeAsPEM().pemString
-        var document = try #require(try JSONParser.parse(String(contentsOfFile: sampleSeedPath, encoding: .utf8)).objectValue)
-        var users = try #require(document["users"]?.arrayValue)
-        var user = try #require(users[0].objectValue)
-        user["jwtCertificate"] = .string(pem)
-        users[0] = .object(user)
-        document["users"] = .array(users)
-        seedPath = NSTemporaryDirectory() + "jwt-seed-\(UUID().uuidString).json"
-        try JSONValue.object(document).jsonString.write(toFile: seedPath, atomically: true, encoding: .utf8)
+        seedPath = try sampleSeedCopy(firstUser: ["jwtCertificate": .string(try certificate.serializeAsPEM().pemString)])
     }
 
     func remove() {

@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import JSON
+import OrgEmulator
 import Testing
 
 /// The emulator's admin API (`/emulator/stats`, `reset`, `clock`, `faults`) and injected faults.
@@ -234,5 +235,32 @@ import Testing
             // The refused settings were not applied.
             #expect(try await emu.rest("GET", "/limits").status == 200)
         }
+    }
+
+    /// A web page cannot drive the admin API: a browser names the page's origin and can post
+    /// only "simple" content types across origins without a preflight. Without the emulator's
+    /// token such requests are refused; local tools (JSON, no foreign origin) and the token work.
+    @Test func theAdminAPIRefusesWhatABrowserCanSendCrossOrigin() async throws {
+        try await withEmulator { emu in
+            _ = try await emu.rest("POST", "/sobjects/Account", json: ["Name": "Keep me"])
+            let before = try await emu.count("Account")
+            let plain = try await emu.send("POST", "/emulator/reset", body: Data(), contentType: "text/plain", auth: .none)
+            #expect(plain.status == 401, "a text/plain post without the token")
+            let foreign = try await emu.send("POST", "/emulator/reset", json: [:], headers: ["Origin": "http://evil.example"], auth: .none)
+            #expect(foreign.status == 401, "a foreign origin without the token")
+            let crossSite = try await emu.send("GET", "/emulator/stats", headers: ["Sec-Fetch-Site": "cross-site"], auth: .none)
+            #expect(crossSite.status == 401)
+            #expect(try await emu.count("Account") == before, "nothing was reset")
+            let withToken = try await emu.send("GET", "/emulator/stats", headers: ["Origin": "http://evil.example"], auth: .bearer)
+            #expect(withToken.status == 200, "the token always works")
+            let local = try await emu.send("POST", "/emulator/clock", json: ["advanceSeconds": 1], auth: .none)
+            #expect(local.status == 200, "a local tool posting JSON needs no token on loopback")
+        }
+    }
+
+    /// Timestamps a client sends are parsed without trapping, whatever digits they hold.
+    @Test(arguments: ["2026-01-01T12:00:00.½Z", "2026-01-01T12:00:00.٣Z", "２０２６-01-01", "2026-01-01T1２:00:00Z", "+026-01-01"])
+    func malformedTimestampsAreRefusedNotTrapped(text: String) {
+        #expect(SalesforceTime.parse(text) == nil)
     }
 }

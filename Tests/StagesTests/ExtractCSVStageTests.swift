@@ -18,6 +18,16 @@ import Testing
         return (outcome, records, rejects)
     }
 
+    /// A folder named as the file is refused with what it is (reading it used to trap).
+    @Test func aDirectoryIsRefusedNotRead() async throws {
+        let directory = try makeTemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory + "/data.csv", withIntermediateDirectories: true)
+        let pipeline = try loadPipeline(#"{ "stages": [ { "id": "load", "type": "extract.csv", "file": "data.csv" } ] }"#, in: directory)
+        let outcome = try await PipelineRunner(pipeline: pipeline, observer: RecordingObserver()).run()
+        #expect(outcome.exitCode == 2)
+        #expect(outcome.report.error?.hasSuffix("data.csv: is a directory, not a CSV file") == true, "\(outcome.report.error ?? "")")
+    }
+
     @Test func quotedFieldsEmbeddedQuotesCommasAndNewlines() async throws {
         let csv = "Name,Description,City\r\n\"Acme, Inc.\",\"He said \"\"hi\"\"\r\nand left\",Paris\r\nGlobex,,\"\"\r\nInitech,plain,Austin"
         let (outcome, records, rejects) = try await run(csv: Array(csv.utf8), settings: #""sobjectType": "Account""#)

@@ -52,7 +52,32 @@ public struct XMLRecordReader: Sendable {
     /// Checks that the whole file is well-formed XML, reading it once without building records,
     /// so a stage can refuse a broken file before it hands on a single record.
     public func validate() throws(SyntaxError) {
+        try checkEncoding()
         try parse(DocumentDelegate())
+    }
+
+    /// A UTF-8 file (no other encoding declared) must be valid UTF-8 before Foundation's parser
+    /// sees it: the parser traps on names holding invalid bytes instead of reporting them.
+    func checkEncoding() throws(SyntaxError) {
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw SyntaxError(line: 0, column: 0, message: "cannot be opened as a file") }
+        defer { try? handle.close() }
+        var validator = UTF8Validator()
+        var first = true
+        while let chunk = try? handle.read(upToCount: 64 * 1024), !chunk.isEmpty {
+            if first {
+                first = false
+                if chunk.starts(with: [0xFE, 0xFF]) || chunk.starts(with: [0xFF, 0xFE]) { return }
+                let prolog = String(decoding: chunk.prefix(200), as: UTF8.self).lowercased()
+                if let declared = prolog.range(of: #"encoding\s*=\s*["']([^"']+)["']"#, options: .regularExpression).map({ String(prolog[$0]) }),
+                   !declared.contains("utf-8") && !declared.contains("utf8") { return }
+            }
+            if let position = validator.feed(chunk) {
+                throw SyntaxError(line: position.line, column: position.column, message: "invalid UTF-8 (declare the file's encoding in its <?xml …?> line if it is not UTF-8)")
+            }
+        }
+        if let position = validator.finish() {
+            throw SyntaxError(line: position.line, column: position.column, message: "the file ends inside a UTF-8 character")
+        }
     }
 
     /// Parses the whole file, calling `onRecord` for each record as soon as it is complete.
@@ -98,6 +123,48 @@ public struct XMLRecordReader: Sendable {
         case 111: return "the document has content after its root element"
         default: return "malformed XML (parser error \(code))"
         }
+    }
+}
+
+/// Checks UTF-8 a chunk at a time (a character may span chunks), tracking lines and columns:
+/// no stray continuation bytes, no overlong forms, no surrogates, nothing past U+10FFFF.
+struct UTF8Validator {
+    private var pending = 0
+    private var lower: UInt8 = 0x80
+    private var upper: UInt8 = 0xBF
+    private var line = 1
+    private var column = 0
+
+    /// The position of the first invalid byte in `chunk`, if any.
+    mutating func feed(_ chunk: Data) -> (line: Int, column: Int)? {
+        for byte in chunk {
+            if pending > 0 {
+                guard byte >= lower && byte <= upper else { return (line, column + 1) }
+                lower = 0x80
+                upper = 0xBF
+                pending -= 1
+                continue
+            }
+            if byte == 0x0A { line += 1; column = 0; continue }
+            column += 1
+            switch byte {
+            case 0x00...0x7F: continue
+            case 0xC2...0xDF: pending = 1
+            case 0xE0: pending = 2; lower = 0xA0
+            case 0xE1...0xEC, 0xEE, 0xEF: pending = 2
+            case 0xED: pending = 2; upper = 0x9F
+            case 0xF0: pending = 3; lower = 0x90
+            case 0xF1...0xF3: pending = 3
+            case 0xF4: pending = 3; upper = 0x8F
+            default: return (line, column)
+            }
+        }
+        return nil
+    }
+
+    /// The position of an unfinished character at the end, if any.
+    func finish() -> (line: Int, column: Int)? {
+        pending > 0 ? (line, column) : nil
     }
 }
 

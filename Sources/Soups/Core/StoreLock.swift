@@ -20,7 +20,9 @@ public final class StoreLock: Sendable {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw SoupStoreError.lockUnavailable(path: path, reason: "its directory \(directory) cannot be created (\((error as NSError).localizedFailureReason ?? error.localizedDescription))")
+            let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
+            let reason = underlying.flatMap { $0.domain == NSPOSIXErrorDomain ? String(cString: strerror(Int32($0.code))) : nil }
+            throw SoupStoreError.lockUnavailable(path: path, reason: "its folder \(directory) cannot be created\(reason.map { ": \($0)" } ?? "")")
         }
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else {

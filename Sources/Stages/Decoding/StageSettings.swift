@@ -43,10 +43,14 @@ public final class StageSettings {
     public func soql(_ key: String, required: Bool = false) -> String? {
         guard let text = string(key, required: required) else { return nil }
         let bound = SOQLBinding.bind(text, values: variables)
+        guard !bound.unset.isEmpty else { return bound.text }
         for name in bound.unset {
             report(key, "bind :\(name) has no value (use --var \(name)=…, --var-file, or the environment)")
         }
-        return bound.text
+        // Bound to an empty literal so the rest of the text is still checked, once.
+        var placeholders = variables
+        for name in bound.unset { placeholders[name] = "" }
+        return SOQLBinding.bind(text, values: placeholders).text
     }
 
     /// Records a problem with `key` (or with the stage itself when `key` is `nil`).
