@@ -188,9 +188,13 @@ xml_fail = {
     "doctype-only": "<!DOCTYPE Accounts>",
     # Found by scripts/fuzz: Foundation's parser trapped on an element name with invalid UTF-8.
     "invalid-utf8-element-name": b"<A\xff\xffounts><Account><Nam</Name>",
+    # Found by scripts/fuzz: an unknown declared encoding let invalid text reach the parser.
+    "unknown-encoding": b'<?xml version="1.0" encoding="U-F8?T"?>\n<Accounts><Account Id="A\xff"><Name>Acme</Name></Account></Accounts>',
+    "windows-1252-declared": b'<?xml version="1.0" encoding="windows-1252"?>\n<Accounts><Account><Name>Caf\xe9</Name></Account></Accounts>',
 }
 for name, content in xml_fail.items():
     write("xml", name + ".fail.xml", content)
+write("xml", "latin1-declared.ok.xml", b'<?xml version="1.0" encoding="ISO-8859-1"?>\n<Accounts><Account><Name>Caf\xe9</Name></Account></Accounts>')
 write("xml", "external-entity-not-fetched.ok.xml",
       '<?xml version="1.0"?><!DOCTYPE a [<!ENTITY ext SYSTEM "file:///etc/passwd">]><Accounts><Account Id="A1"><Name>Acme</Name></Account></Accounts>')
 

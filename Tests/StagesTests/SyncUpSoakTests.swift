@@ -9,7 +9,7 @@ import Testing
 /// of new Account trees (1 + 3 Contacts) run under the faults, then run again without them until
 /// it succeeds; the org and the soups must then agree exactly (no duplicate, no loss, nothing
 /// dirty, no `local_` id, every child under its own parent) and the counts add up. `swift test`
-/// runs it with 12 trees per case; `scripts/soak` with `SOAK_TREES` (default 400) in release.
+/// runs it with 12 trees per case; `scripts/soak` with `SOAK_TREES` (default 1,000).
 @Suite struct SyncUpSoakTests {
     struct Profile: Sendable, CustomStringConvertible {
         var name: String

@@ -56,8 +56,14 @@ public struct XMLRecordReader: Sendable {
         try parse(DocumentDelegate())
     }
 
-    /// A UTF-8 file (no other encoding declared) must be valid UTF-8 before Foundation's parser
-    /// sees it: the parser traps on names holding invalid bytes instead of reporting them.
+    /// The encodings a file may declare besides UTF-8: every byte of them converts to a valid
+    /// character, so the parser never hands on invalid text.
+    static let singleByteEncodings: Set<String> = ["iso-8859-1", "iso8859-1", "iso_8859-1", "latin1", "latin-1"]
+
+    /// The file's text must reach Foundation's parser as valid UTF-8: it traps on a name or an
+    /// attribute value holding invalid bytes instead of reporting them. So a UTF-8 (or US-ASCII)
+    /// file is checked byte by byte first, Latin-1 and UTF-16 (with its byte order mark) are taken
+    /// as they are, and any other declared encoding is refused with how to convert the file.
     func checkEncoding() throws(SyntaxError) {
         guard let handle = FileHandle(forReadingAtPath: path) else { throw SyntaxError(line: 0, column: 0, message: "cannot be opened as a file") }
         defer { try? handle.close() }
@@ -67,9 +73,15 @@ public struct XMLRecordReader: Sendable {
             if first {
                 first = false
                 if chunk.starts(with: [0xFE, 0xFF]) || chunk.starts(with: [0xFF, 0xFE]) { return }
-                let prolog = String(decoding: chunk.prefix(200), as: UTF8.self).lowercased()
-                if let declared = prolog.range(of: #"encoding\s*=\s*["']([^"']+)["']"#, options: .regularExpression).map({ String(prolog[$0]) }),
-                   !declared.contains("utf-8") && !declared.contains("utf8") { return }
+                let prolog = String(decoding: chunk.prefix(200), as: UTF8.self)
+                if prolog.drop(while: { $0 == "\u{FEFF}" }).hasPrefix("<?xml"),
+                   let match = prolog.range(of: #"encoding\s*=\s*["'][^"']*["']"#, options: .regularExpression) {
+                    let name = prolog[match].split(whereSeparator: { $0 == "\"" || $0 == "'" }).dropFirst().first.map { $0.lowercased() } ?? ""
+                    if Self.singleByteEncodings.contains(name) { return }
+                    guard ["utf-8", "utf8", "us-ascii", "ascii"].contains(name) else {
+                        throw SyntaxError(line: 1, column: 1, message: "the declared encoding \"\(name)\" is not supported; convert the file to UTF-8 (for example iconv -f \(name.isEmpty ? "ENCODING" : name) -t UTF-8)")
+                    }
+                }
             }
             if let position = validator.feed(chunk) {
                 throw SyntaxError(line: position.line, column: position.column, message: "invalid UTF-8 (declare the file's encoding in its <?xml …?> line if it is not UTF-8)")
