@@ -190,6 +190,7 @@ xml_fail = {
     "invalid-utf8-element-name": b"<A\xff\xffounts><Account><Nam</Name>",
     # Found by scripts/fuzz: an unknown declared encoding let invalid text reach the parser.
     "unknown-encoding": b'<?xml version="1.0" encoding="U-F8?T"?>\n<Accounts><Account Id="A\xff"><Name>Acme</Name></Account></Accounts>',
+    "instruction-without-data": b"\xef\xbb\xbf<?xF?>u/>",
     "windows-1252-declared": b'<?xml version="1.0" encoding="windows-1252"?>\n<Accounts><Account><Name>Caf\xe9</Name></Account></Accounts>',
 }
 for name, content in xml_fail.items():

@@ -60,14 +60,16 @@ public struct XMLRecordReader: Sendable {
     /// character, so the parser never hands on invalid text.
     static let singleByteEncodings: Set<String> = ["iso-8859-1", "iso8859-1", "iso_8859-1", "latin1", "latin-1"]
 
-    /// The file's text must reach Foundation's parser as valid UTF-8: it traps on a name or an
-    /// attribute value holding invalid bytes instead of reporting them. So a UTF-8 (or US-ASCII)
-    /// file is checked byte by byte first, Latin-1 and UTF-16 (with its byte order mark) are taken
-    /// as they are, and any other declared encoding is refused with how to convert the file.
+    /// What Foundation's parser would trap on instead of reporting, checked byte by byte first:
+    /// text that is not valid UTF-8 in a name or an attribute value (so a UTF-8 or US-ASCII file is
+    /// validated, Latin-1 and UTF-16 with its byte order mark are taken as they are, and any other
+    /// declared encoding is refused with how to convert the file), and a processing instruction
+    /// without data (`<?target?>`).
     func checkEncoding() throws(SyntaxError) {
         guard let handle = FileHandle(forReadingAtPath: path) else { throw SyntaxError(line: 0, column: 0, message: "cannot be opened as a file") }
         defer { try? handle.close() }
-        var validator = UTF8Validator()
+        var validator: UTF8Validator? = UTF8Validator()
+        var instructions = InstructionScanner()
         var first = true
         while let chunk = try? handle.read(upToCount: 64 * 1024), !chunk.isEmpty {
             if first {
@@ -77,17 +79,21 @@ public struct XMLRecordReader: Sendable {
                 if prolog.drop(while: { $0 == "\u{FEFF}" }).hasPrefix("<?xml"),
                    let match = prolog.range(of: #"encoding\s*=\s*["'][^"']*["']"#, options: .regularExpression) {
                     let name = prolog[match].split(whereSeparator: { $0 == "\"" || $0 == "'" }).dropFirst().first.map { $0.lowercased() } ?? ""
-                    if Self.singleByteEncodings.contains(name) { return }
-                    guard ["utf-8", "utf8", "us-ascii", "ascii"].contains(name) else {
+                    if Self.singleByteEncodings.contains(name) {
+                        validator = nil
+                    } else if !["utf-8", "utf8", "us-ascii", "ascii"].contains(name) {
                         throw SyntaxError(line: 1, column: 1, message: "the declared encoding \"\(name)\" is not supported; convert the file to UTF-8 (for example iconv -f \(name.isEmpty ? "ENCODING" : name) -t UTF-8)")
                     }
                 }
             }
-            if let position = validator.feed(chunk) {
+            if let position = validator?.feed(chunk) {
                 throw SyntaxError(line: position.line, column: position.column, message: "invalid UTF-8 (declare the file's encoding in its <?xml …?> line if it is not UTF-8)")
             }
+            if let line = instructions.feed(chunk) {
+                throw SyntaxError(line: line, column: 1, message: "a processing instruction without data (<?name?>) is not supported")
+            }
         }
-        if let position = validator.finish() {
+        if let position = validator?.finish() {
             throw SyntaxError(line: position.line, column: position.column, message: "the file ends inside a UTF-8 character")
         }
     }
@@ -177,6 +183,36 @@ struct UTF8Validator {
     /// The position of an unfinished character at the end, if any.
     func finish() -> (line: Int, column: Int)? {
         pending > 0 ? (line, column) : nil
+    }
+}
+
+/// Finds `<?name?>` (a processing instruction with no data) across chunks, by line.
+struct InstructionScanner {
+    private enum State { case text, lessThan, name(Int), question }
+    private var state = State.text
+    private var line = 1
+
+    mutating func feed(_ chunk: Data) -> Int? {
+        for byte in chunk {
+            if byte == 0x0A { line += 1 }
+            switch state {
+            case .text:
+                if byte == UInt8(ascii: "<") { state = .lessThan }
+            case .lessThan:
+                state = byte == UInt8(ascii: "?") ? .name(0) : byte == UInt8(ascii: "<") ? .lessThan : .text
+            case .name(let length):
+                switch byte {
+                case UInt8(ascii: "?"): state = length > 0 ? .question : .text
+                case 0x20, 0x09, 0x0A, 0x0D: state = .text
+                case UInt8(ascii: "<"): state = .lessThan
+                default: state = .name(length + 1)
+                }
+            case .question:
+                if byte == UInt8(ascii: ">") { return line }
+                state = byte == UInt8(ascii: "<") ? .lessThan : .text
+            }
+        }
+        return nil
     }
 }
 
