@@ -215,8 +215,11 @@ struct SyncUpSender {
                 // nothing was applied that could not safely be sent again.
                 return failAll(operations, SyncUpError(status: 503, code: SyncUpError.retriesExhausted,
                                                        message: "no success after \(attempts) attempts: \(last)"))
-            case .invalidConfiguration(let message), .invalidResponse(let message):
-                return failAll(operations, SyncUpError(status: 0, code: "INVALID_RESPONSE", message: message))
+            case .invalidConfiguration(let message):
+                return failAll(operations, SyncUpError(status: 0, code: "INVALID_CONFIGURATION", message: message))
+            case .invalidResponse(let message):
+                // The org answered, so it may have applied the writes: reconciled, never sent blind.
+                return Dictionary(uniqueKeysWithValues: operations.map { ($0.key, .uncertain(message)) })
             }
         } catch let error as OrgAPIError {
             return failAll(operations, Self.error(error))
