@@ -12,7 +12,10 @@ import Testing
                 let reply = try await emu.send("GET", path, auth: .none)
                 #expect(reply.status == 200)
                 let versions = try #require(reply.json.arrayValue)
-                #expect(versions.contains(["label": "v62.0", "url": "/services/data/v62.0", "version": "62.0"]))
+                // As an org lists them: every version from v31.0, labelled with its release.
+                #expect(versions.contains(["label": "Winter '25", "url": "/services/data/v62.0", "version": "62.0"]))
+                #expect(versions.first == ["label": "Summer '14", "url": "/services/data/v31.0", "version": "31.0"])
+                #expect(versions.contains(["label": "Summer '26", "url": "/services/data/v67.0", "version": "67.0"]))
                 #expect(versions.allSatisfy { keys($0).sorted() == ["label", "url", "version"] })
                 let numbers = versions.compactMap { $0["version"]?.stringValue }.compactMap(Double.init)
                 #expect(numbers == numbers.sorted(), "versions ascending")

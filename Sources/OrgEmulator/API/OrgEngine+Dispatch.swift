@@ -56,7 +56,7 @@ extension OrgEngine {
         }
         if parts == ["services", "data"] {
             return .json(200, .array(OrgEmulator.apiVersions.map { version in
-                ["label": .string("v\(version)"), "url": .string("/services/data/v\(version)"), "version": .string(version)]
+                ["label": .string(OrgEmulator.releaseName(version)), "url": .string("/services/data/v\(version)"), "version": .string(version)]
             }))
         }
         let username: String
@@ -117,7 +117,9 @@ extension OrgEngine {
             switch (request.method, parts.first ?? "") {
             case ("GET", "") where parts.isEmpty:
                 return .json(200, resourceIndex(version: version))
-            case ("GET", "limits"):
+            case ("GET", "limits") where parts == ["limits", "recordCount"]:
+                return try recordCount(request)
+            case ("GET", "limits") where parts.count == 1:
                 return .json(200, limits())
             case ("GET", "query"), ("GET", "queryAll"):
                 return try query(request, version: version, parts: parts)
@@ -215,6 +217,28 @@ extension OrgEngine {
             object[name] = .string("/services/data/v\(version)/\(name)")
         }
         return .object(object)
+    }
+
+    /// `GET /limits/recordCount?sObjects=Account,Contact`: live records per object (every object
+    /// that has records when `sObjects` is absent), as `{"sObjects": [{"count", "name"}]}`.
+    func recordCount(_ request: EmulatorRequest) throws(APIError) -> EmulatorResponse {
+        let counts: [String: Int]
+        do {
+            counts = try read { db in try RecordStore.counts(db) }
+        } catch {
+            throw APIError(500, "UNKNOWN_EXCEPTION", "\(error)")
+        }
+        var names = counts.keys.sorted()
+        if let wanted = request.query["sObjects"] {
+            names = wanted.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            for name in names where seed.schema.object(name) == nil {
+                throw APIError(400, "INVALID_TYPE", "sObject type '\(name)' is not supported.")
+            }
+            names = names.map { seed.schema.object($0)?.name ?? $0 }
+        }
+        return .json(200, ["sObjects": .array(names.map { name in
+            ["count": .integer(Int64(counts[name] ?? 0)), "name": .string(name)]
+        })])
     }
 
     func limits() -> JSONValue {

@@ -66,7 +66,8 @@ extension OrgEngine {
             if request.query["updateOnly"] == "true" && result.created {
                 throw APIError.notFound
             }
-            return .json(result.created ? 201 : 200, ["id": .string(result.id), "success": true, "errors": [], "created": .bool(result.created)])
+            return .json(result.created ? 201 : 200, ["id": .string(result.id), "success": true, "errors": [], "created": .bool(result.created)],
+                         headers: result.created ? [("Location", "/services/data/v\(version)/sobjects/\(object.name)/\(result.id)")] : [])
         case ("DELETE", 3):
             guard let field = object.field(parts[1]), field.idLookup else { throw APIError.notFound }
             try transaction { db throws(APIError) in

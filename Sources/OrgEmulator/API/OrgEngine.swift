@@ -87,6 +87,14 @@ actor OrgEngine {
         organization["Name"] = .string(seed.orgName)
         organization["IsSandbox"] = .bool(seed.isSandbox)
         organization["OrganizationType"] = .string("Developer Edition")
+        // What clients such as CumulusCI read from the Organization record.
+        organization["InstanceName"] = .string(seed.isSandbox ? "CS1" : "NA1")
+        organization["NamespacePrefix"] = .null
+        organization["TrialExpirationDate"] = .null
+        organization["LanguageLocaleKey"] = .string("en_US")
+        organization["DefaultLocaleSidKey"] = .string("en_US")
+        organization["TimeZoneSidKey"] = .string("GMT")
+        organization["Country"] = .string("US")
         try RecordStore.save(db, StoredRecord(id: orgId, type: "Organization", fields: organization, isDeleted: false, systemModstamp: now))
 
         var keys: [String: String] = [:]

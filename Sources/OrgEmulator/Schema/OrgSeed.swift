@@ -304,11 +304,16 @@ private struct SeedDecoder {
         var isSandbox = text("IsSandbox")
         isSandbox.type = .boolean
         isSandbox.length = 0
+        var trialExpiration = text("TrialExpirationDate")
+        trialExpiration.type = .datetime
+        trialExpiration.length = 0
         var username = text("Username")
         username.idLookup = true
         return [
             ObjectSchema(name: "Organization", label: "Organization", labelPlural: "Organizations", keyPrefix: "00D", custom: false,
-                         fields: Self.systemFields() + [text("Name"), isSandbox, text("OrganizationType")]),
+                         fields: Self.systemFields() + [text("Name"), isSandbox, text("OrganizationType"), text("InstanceName"),
+                                                         text("NamespacePrefix"), trialExpiration, text("LanguageLocaleKey"),
+                                                         text("DefaultLocaleSidKey"), text("TimeZoneSidKey"), text("Country")]),
             ObjectSchema(name: "User", label: "User", labelPlural: "Users", keyPrefix: "005", custom: false,
                          fields: Self.systemFields() + [username, text("Name"), text("Email")]),
         ]

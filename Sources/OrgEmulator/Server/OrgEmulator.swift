@@ -16,7 +16,15 @@ import NIOSSL
 /// ```
 public final class OrgEmulator: Sendable {
     /// The API versions served under `/services/data/vNN.N`, oldest first.
-    public static let apiVersions = ["58.0", "59.0", "60.0", "61.0", "62.0"]
+    /// Every REST API version a current org serves: v31.0 (Summer '14) to v67.0 (Summer '26).
+    public static let apiVersions = (31...67).map { "\($0).0" }
+
+    /// The release a version came with, as `/services/data` labels it: three releases a year,
+    /// Winter, Spring and Summer, v31.0 being Summer '14.
+    static func releaseName(_ version: String) -> String {
+        let offset = (Int(Double(version) ?? 31) - 31) + 2
+        return "\(["Winter", "Spring", "Summer"][offset % 3]) '\(14 + offset / 3)"
+    }
 
     /// How to start an emulator.
     public struct Configuration: Sendable {
