@@ -65,4 +65,47 @@ import Testing
             #expect(updated.header("Location") == nil)
         }
     }
+
+    /// `composite/batch`: independent subrequests, each answered with its status and result.
+    @Test func compositeBatchRunsEachSubrequestOnItsOwn() async throws {
+        try await withEmulator { emu in
+            let reply = try await emu.rest("POST", "/composite/batch", json: ["batchRequests": [
+                ["method": "POST", "url": "v62.0/sobjects/Account", "richInput": ["Name": "Batch One"]],
+                ["method": "GET", "url": "v62.0/query?q=SELECT+Name+FROM+Account+WHERE+Name+=+'Batch+One'"],
+                ["method": "PATCH", "url": "v62.0/sobjects/Account/001000000000000AAA", "richInput": ["Name": "x"]],
+                ["method": "GET", "url": "v62.0/limits"],
+            ]])
+            #expect(reply.status == 200, "\(reply.text)")
+            #expect(reply.json["hasErrors"] == true)
+            let results = try #require(reply.json["results"]?.arrayValue)
+            #expect(results.map { $0["statusCode"]?.integerValue } == [201, 200, 404, 200])
+            #expect(results[1]["result"]?["totalSize"] == 1, "the first subrequest's record is there for the second")
+            #expect(try await emu.count("Account") >= 1)
+
+            let halted = try await emu.rest("POST", "/composite/batch", json: ["haltOnError": true, "batchRequests": [
+                ["method": "GET", "url": "v62.0/sobjects/Nope/describe"],
+                ["method": "POST", "url": "v62.0/sobjects/Account", "richInput": ["Name": "Never"]],
+            ]])
+            #expect(halted.json["results"]?[1]?["statusCode"] == 412)
+            #expect(halted.json["results"]?[1]?["result"]?[0]?["errorCode"] == "BATCH_PROCESSING_HALTED")
+            let never = try await emu.rest("GET", "/query?q=SELECT+Id+FROM+Account+WHERE+Name+=+'Never'")
+            #expect(never.json["totalSize"] == 0)
+        }
+    }
+
+    /// The Collections retrieve for id lists too long for a URL, and it is not a write.
+    @Test func collectionsRetrieveByPost() async throws {
+        try await withEmulator { emu in
+            let created = try await emu.rest("POST", "/sobjects/Account", json: ["Name": "Retrieve Me"])
+            let id = try #require(created.json["id"]?.stringValue)
+            let writesBefore = try await emu.stats()["requests"]?["writes"]?.integerValue ?? 0
+            let reply = try await emu.rest("POST", "/composite/sobjects/Account", json: ["ids": [.string(id), "001000000000000AAA"], "fields": ["Name"]])
+            #expect(reply.status == 200, "\(reply.text)")
+            #expect(reply.json[0]?["Name"] == "Retrieve Me")
+            #expect(reply.json[1] == .null)
+            #expect(try await emu.stats()["requests"]?["writes"]?.integerValue == writesBefore)
+            let bad = try await emu.rest("POST", "/composite/sobjects/Account", json: ["ids": [.string(id)]])
+            #expect(bad.status == 400)
+        }
+    }
 }

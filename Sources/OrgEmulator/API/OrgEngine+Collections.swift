@@ -6,19 +6,31 @@ import JSON
 extension OrgEngine {
     static let collectionLimit = 200
 
+    /// The records of `ids` (`null` for one that does not exist), with `fields` (all when empty).
+    func retrieve(_ object: ObjectSchema, ids: [String], fields: [String], version: String) throws(APIError) -> EmulatorResponse {
+        guard !ids.isEmpty, ids.count <= Self.collectionLimit else {
+            throw APIError(400, "EXCEEDED_ID_LIMIT", "record limit reached. cannot submit more than \(Self.collectionLimit) records into this call")
+        }
+        let records = try transaction { db throws(APIError) in
+            ids.map { id in (try? existingRecord(db, object: object, id: id)).map { recordJSON($0, version: version, fields: fields.isEmpty ? nil : ["Id"] + fields) } ?? .null }
+        }
+        return .json(200, .array(records))
+    }
+
     func collections(_ request: EmulatorRequest, version: String, parts: [String]) throws(APIError) -> EmulatorResponse {
         switch (request.method, parts.count) {
         case ("GET", 1):
-            let object = try object(named: parts[0])
             let ids = (request.query["ids"] ?? "").split(separator: ",").map(String.init)
             let fields = (request.query["fields"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-            guard !ids.isEmpty, ids.count <= Self.collectionLimit else {
-                throw APIError(400, "EXCEEDED_ID_LIMIT", "record limit reached. cannot submit more than \(Self.collectionLimit) records into this call")
+            return try retrieve(try object(named: parts[0]), ids: ids, fields: fields, version: version)
+        case ("POST", 1):
+            // The retrieve for id lists too long for a URL: {"ids": [...], "fields": [...]}.
+            let body = try request.jsonBody()
+            guard let ids = body["ids"]?.arrayValue?.compactMap(\.stringValue), let fields = body["fields"]?.arrayValue?.compactMap(\.stringValue),
+                  !fields.isEmpty else {
+                throw APIError(400, "INVALID_FIELD", "The request body needs \"ids\" and \"fields\" arrays of strings.", fields: [])
             }
-            let records = try transaction { db throws(APIError) in
-                ids.map { id in (try? existingRecord(db, object: object, id: id)).map { recordJSON($0, version: version, fields: fields.isEmpty ? nil : ["Id"] + fields) } ?? .null }
-            }
-            return .json(200, .array(records))
+            return try retrieve(try object(named: parts[0]), ids: ids, fields: fields, version: version)
         case ("POST", 0), ("PATCH", 0), ("PATCH", 2):
             let body = try request.jsonBody()
             guard let records = body["records"]?.arrayValue else { throw APIError.badJSON("'records' is a required field.") }

@@ -125,6 +125,8 @@ extension OrgEngine {
                 return try query(request, version: version, parts: parts)
             case (_, "sobjects"):
                 return try sobjects(request, version: version, parts: Array(parts.dropFirst()))
+            case ("POST", "composite") where parts.count == 2 && parts[1] == "batch":
+                return try batch(request)
             case ("POST", "composite") where parts.count == 1:
                 return try composite(request, version: version)
             case ("POST", "composite") where parts.count == 2 && parts[1] == "graph":
@@ -198,10 +200,11 @@ extension OrgEngine {
         switch rest.first {
         case "sobjects": return request.method != "GET"
         case "composite":
-            if rest.count > 1 && rest[1] == "sobjects" { return request.method != "GET" }
+            // A POST naming a type is a retrieve ({"ids", "fields"}), not a write.
+            if rest.count > 1 && rest[1] == "sobjects" { return request.method != "GET" && !(request.method == "POST" && rest.count == 3) }
             if rest.count > 1 && rest[1] == "tree" { return true }
             guard let body = try? JSONParser.parse(request.body).value else { return false }
-            let subrequests = body["compositeRequest"]?.arrayValue
+            let subrequests = body["compositeRequest"]?.arrayValue ?? body["batchRequests"]?.arrayValue
                 ?? (body["graphs"]?.arrayValue ?? []).flatMap { $0["compositeRequest"]?.arrayValue ?? [] }
             return subrequests.contains { ($0["method"]?.stringValue ?? "GET") != "GET" }
         case "jobs":
