@@ -88,10 +88,24 @@ import Testing
             #expect(second.json["nextRecordsUrl"] == nil)
             let ids = (first.json["records"]!.arrayValue! + second.json["records"]!.arrayValue!).compactMap { $0["Id"]?.stringValue }
             #expect(Set(ids).count == 400)
-            // A used locator is gone.
+            // As in an org, a page can be fetched again (a client retrying a lost answer).
             let again = try await emu.send("GET", locator)
-            #expect(again.status == 400)
-            #expect(again.json[0]?["errorCode"] == "INVALID_QUERY_LOCATOR")
+            #expect(again.status == 200)
+            #expect(again.json["records"] == second.json["records"])
+            // A locator the org never gave, or past the end, is refused.
+            for bad in ["/services/data/v62.0/query/01g000000000000AAA-250", locator.replacingOccurrences(of: "-250", with: "-400")] {
+                let refused = try await emu.send("GET", bad)
+                #expect(refused.status == 400)
+                #expect(refused.json[0]?["errorCode"] == "INVALID_QUERY_LOCATOR")
+            }
+            // One cursor serves every page of a query: the locator keeps its id, only the position moves.
+            #expect(try await emu.rest("POST", "/composite/sobjects", json: ["records": .array(records)]).status == 200)
+            let small = try await query(emu, "SELECT Id FROM Account WHERE Name LIKE 'Paged%'", headers: ["Sforce-Query-Options": "batchSize=200"])
+            let page2 = try #require(small.json["nextRecordsUrl"]?.stringValue)
+            let middle = try await emu.send("GET", page2)
+            let page3 = try #require(middle.json["nextRecordsUrl"]?.stringValue)
+            #expect(page2.hasSuffix("-200") && page3.hasSuffix("-400"))
+            #expect(page2.dropLast(4) == page3.dropLast(4), "\(page2) then \(page3)")
         }
     }
 

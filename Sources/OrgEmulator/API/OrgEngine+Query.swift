@@ -14,6 +14,11 @@ struct QueryCursor: Sendable {
     var version: String
     /// For a page of children of one parent: the precomputed records.
     var childRecords: [JSONValue]?
+    /// The query locator's stable part, once a second page exists (`01g…`; each page's locator
+    /// adds `-<position>`).
+    var id: String?
+    /// When a page of it was last served (emulator clock, ms): cursors expire 15 minutes after.
+    var lastUsed: Int64 = 0
 }
 
 /// `/query` and `/queryAll`: SOQL over the stored records, paged with `nextRecordsUrl`, with
@@ -130,20 +135,37 @@ extension OrgEngine {
         let done = end >= (cursor.childRecords?.count ?? cursor.ids.count)
         result["done"] = .bool(done)
         if !done {
-            cursorCounter += 1
-            let locator = SalesforceId.make(prefix: "01g", counter: cursorCounter) + "-\(end)"
-            cursors[locator] = cursor
-            result["nextRecordsUrl"] = .string("/services/data/v\(cursor.version)/query/\(locator)")
+            if cursor.id == nil {
+                cursorCounter += 1
+                cursor.id = SalesforceId.make(prefix: "01g", counter: cursorCounter)
+                expireCursors()
+            }
+            cursor.lastUsed = clock.now()
+            cursors[cursor.id!] = cursor
+            result["nextRecordsUrl"] = .string("/services/data/v\(cursor.version)/query/\(cursor.id!)-\(end)")
         }
         result["records"] = .array(records)
         return .object(result)
     }
 
+    /// The page a locator names. As in an org, one cursor serves every page of a query, and a
+    /// page can be fetched again (a client retrying a lost answer) until the cursor expires.
     func nextPage(locator: String) throws(APIError) -> JSONValue {
-        guard var cursor = cursors.removeValue(forKey: locator) else {
-            throw APIError(400, "INVALID_QUERY_LOCATOR", "invalid query locator")
-        }
+        let invalid = APIError(400, "INVALID_QUERY_LOCATOR", "invalid query locator")
+        guard let dash = locator.lastIndex(of: "-"), let position = Int(locator[locator.index(after: dash)...]),
+              var cursor = cursors[String(locator[..<dash])], position > 0,
+              position < (cursor.childRecords?.count ?? cursor.ids.count) else { throw invalid }
+        cursor.position = position
         return try page(&cursor)
+    }
+
+    /// Forgets cursors unused for 15 minutes, and the oldest beyond 10,000 open ones.
+    private func expireCursors() {
+        let now = clock.now()
+        cursors = cursors.filter { now - $0.value.lastUsed < 15 * 60 * 1000 }
+        if cursors.count > 10_000 {
+            for (key, _) in cursors.sorted(by: { $0.value.lastUsed < $1.value.lastUsed }).prefix(cursors.count - 10_000) { cursors[key] = nil }
+        }
     }
 
     /// Records in the API's shape: `attributes`, the selected fields in order, nested parents
