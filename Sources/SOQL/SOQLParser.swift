@@ -70,6 +70,7 @@ struct SOQLParser {
         try expectKeyword("FROM")
         var query = SOQLQuery(select: select, from: try objectReference())
         if takeKeyword("WHERE") { query.whereCondition = try condition() }
+        if takeKeyword("WITH") { query.withClause = try oneOf(["SECURITY_ENFORCED", "USER_MODE", "SYSTEM_MODE"]) }
         if takeKeyword("ORDER") {
             try expectKeyword("BY")
             query.orderBy = [try ordering()]
@@ -77,8 +78,16 @@ struct SOQLParser {
         }
         if takeKeyword("LIMIT") { query.limit = try count() }
         if takeKeyword("OFFSET") { query.offset = try count() }
+        if takeKeyword("FOR") { query.forClause = try oneOf(["VIEW", "REFERENCE", "UPDATE"]) }
         if let alias = query.from.alias { query = Self.removingAlias(alias, from: query) }
         return query
+    }
+
+    /// One of `words` (upper-cased), or an error at the current token.
+    private mutating func oneOf(_ words: [String]) throws(SOQLError) -> String {
+        guard let word = current.keyword, words.contains(word) else { throw unexpected(current) }
+        advance()
+        return word
     }
 
     private mutating func selectItem() throws(SOQLError) -> SOQLSelectItem {

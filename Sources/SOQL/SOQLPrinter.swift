@@ -4,9 +4,11 @@ enum SOQLPrinter {
     static func query(_ query: SOQLQuery) -> String {
         var text = "SELECT \(query.select.map(selectItem).joined(separator: ", ")) FROM \(query.from)"
         if let whereCondition = query.whereCondition { text += " WHERE \(condition(whereCondition))" }
+        if let withClause = query.withClause { text += " WITH \(withClause)" }
         if !query.orderBy.isEmpty { text += " ORDER BY \(query.orderBy.map(ordering).joined(separator: ", "))" }
         if let limit = query.limit { text += " LIMIT \(limit)" }
         if let offset = query.offset { text += " OFFSET \(offset)" }
+        if let forClause = query.forClause { text += " FOR \(forClause)" }
         return text
     }
 

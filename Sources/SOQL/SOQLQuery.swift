@@ -12,6 +12,13 @@ public struct SOQLQuery: Sendable, Hashable, CustomStringConvertible {
     public var limit: Int?
     /// A non-negative number of rows to skip.
     public var offset: Int?
+    /// `WITH SECURITY_ENFORCED`, `WITH USER_MODE` or `WITH SYSTEM_MODE`: the word after `WITH`.
+    /// An org applies it to the running user's access; the evaluator, which has no access rules,
+    /// keeps it only so the query prints back as written.
+    public var withClause: String?
+    /// `FOR VIEW`, `FOR REFERENCE` or `FOR UPDATE`: the word after `FOR` (recently viewed
+    /// tracking and row locks, which have no effect on the result).
+    public var forClause: String?
 
     public init(
         select: [SOQLSelectItem], from: SOQLObjectReference, where whereCondition: SOQLCondition? = nil,

@@ -108,4 +108,20 @@ import Testing
             #expect(bad.status == 400)
         }
     }
+
+    /// Clauses clients add (amaxa, Data Loader), and the global describe keys they read.
+    @Test func forViewWithSecurityEnforcedAndDescribeKeys() async throws {
+        try await withEmulator { emu in
+            let soql = "SELECT Id FROM Account WITH SECURITY_ENFORCED LIMIT 1 FOR VIEW"
+            let reply = try await emu.rest("GET", "/query?q=" + soql.replacingOccurrences(of: " ", with: "+"))
+            #expect(reply.status == 200, "\(reply.text)")
+            #expect(reply.json["totalSize"] == 1)
+            let global = try await emu.rest("GET", "/sobjects")
+            let account = try #require(global.json["sobjects"]?.arrayValue?.first { $0["name"] == "Account" })
+            for key in ["retrieveable", "searchable", "layoutable", "mruEnabled", "replicateable", "triggerable"] {
+                #expect(account[key] == true, "\(key)")
+            }
+            #expect(try await emu.rest("GET", "/sobjects/Account/describe").json["mruEnabled"] == true)
+        }
+    }
 }

@@ -71,7 +71,7 @@ import Testing
         let negativeLimit = try #require(queryError("SELECT Id FROM Account LIMIT -1"))
         #expect(negativeLimit.column == 30)
         #expect(negativeLimit.detail == "unexpected token: '-1'")
-        #expect(queryError("SELECT Id FROM Account FOR UPDATE")?.detail == "unexpected token: 'FOR'")
+        #expect(queryError("SELECT Id FROM Account FOR EVER")?.detail == "unexpected token: 'EVER'")
         #expect(queryError("SELECT Id FROM Account ALL ROWS")?.detail == "unexpected token: 'ALL'")
         #expect(queryError("SELECT Id FROM Account GROUP BY Name")?.detail == "unexpected token: 'GROUP'")
         #expect(queryError("SELECT Id FROM Account;")?.detail == "no viable alternative at character ';'")

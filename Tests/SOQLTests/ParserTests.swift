@@ -14,6 +14,20 @@ import Testing
         #expect(query.offset == nil)
     }
 
+    /// `WITH SECURITY_ENFORCED` (or USER_MODE / SYSTEM_MODE) and `FOR VIEW / REFERENCE / UPDATE`
+    /// are read where an org reads them and printed back.
+    @Test func withAndForClauses() throws {
+        let query = try SOQL.parseQuery("select Id from Account where Name != null with security_enforced order by Name limit 5 for view")
+        #expect(query.withClause == "SECURITY_ENFORCED")
+        #expect(query.forClause == "VIEW")
+        #expect(query.description == "SELECT Id FROM Account WHERE Name != null WITH SECURITY_ENFORCED ORDER BY Name LIMIT 5 FOR VIEW")
+        #expect(try SOQL.parseQuery(query.description) == query)
+        #expect(try SOQL.parseQuery("SELECT Id FROM Contact FOR UPDATE").forClause == "UPDATE")
+        #expect(try SOQL.parseQuery("SELECT Id FROM Contact WITH USER_MODE").withClause == "USER_MODE")
+        #expect(throws: SOQLError.self) { try SOQL.parseQuery("SELECT Id FROM Contact FOR EVER") }
+        #expect(throws: SOQLError.self) { try SOQL.parseQuery("SELECT Id FROM Contact WITH NOTHING") }
+    }
+
     @Test func keywordsAreCaseInsensitive() throws {
         let lower = try SOQL.parseQuery("select Id from Account where Name like 'a%' order by Name desc nulls last limit 5")
         let upper = try SOQL.parseQuery("SELECT Id FROM Account WHERE Name LIKE 'a%' ORDER BY Name DESC NULLS LAST LIMIT 5")

@@ -113,6 +113,11 @@ extension OrgEngine {
             "name": .string(object.name), "label": .string(object.label), "labelPlural": .string(object.labelPlural),
             "keyPrefix": .string(object.keyPrefix), "custom": .bool(object.custom), "createable": .bool(writable),
             "updateable": .bool(writable), "deletable": .bool(writable), "queryable": true, "undeletable": .bool(writable),
+            // The rest of what an org's global describe lists for every object.
+            "activateable": false, "customSetting": false, "deprecatedAndHidden": false, "feedEnabled": false,
+            "hasSubtypes": false, "isInterface": false, "isSubtype": false, "layoutable": .bool(writable), "mergeable": false,
+            "mruEnabled": .bool(writable), "replicateable": .bool(writable), "retrieveable": true, "searchable": .bool(writable),
+            "triggerable": .bool(writable), "associateEntityType": .null, "associateParentEntity": .null,
             "urls": ["sobject": .string(base), "describe": .string(base + "/describe"), "rowTemplate": .string(base + "/{ID}")],
         ]
     }
