@@ -124,4 +124,24 @@ import Testing
             #expect(try await emu.rest("GET", "/sobjects/Account/describe").json["mruEnabled"] == true)
         }
     }
+
+    /// `SELECT CreatedBy.Name` (the audit references point at User), a fuller `/limits`, and
+    /// `X-PrettyPrint: 1`.
+    @Test func auditRelationshipsLimitsAndPrettyPrint() async throws {
+        try await withEmulator { emu in
+            let soql = "SELECT Name, CreatedBy.Username, LastModifiedBy.Username FROM Account LIMIT 1"
+            let reply = try await emu.rest("GET", "/query?q=" + soql.replacingOccurrences(of: " ", with: "+"))
+            #expect(reply.status == 200, "\(reply.text)")
+            #expect(reply.json["records"]?[0]?["CreatedBy"]?["Username"]?.stringValue?.isEmpty == false, "\(reply.text)")
+            let describe = try await emu.rest("GET", "/sobjects/Account/describe")
+            let createdBy = describe.json["fields"]?.arrayValue?.first { $0["name"] == "CreatedById" }
+            #expect(createdBy?["referenceTo"] == ["User"])
+            #expect(createdBy?["relationshipName"] == "CreatedBy")
+            let limits = try await emu.rest("GET", "/limits")
+            #expect((limits.json.objectValue?.count ?? 0) >= 10)
+            let pretty = try await emu.rest("GET", "/limits", headers: ["X-PrettyPrint": "1"])
+            #expect(pretty.text.contains("\n  \""))
+            #expect(pretty.json.objectValue?.keys.sorted() == limits.json.objectValue?.keys.sorted(), "the same answer, indented")
+        }
+    }
 }

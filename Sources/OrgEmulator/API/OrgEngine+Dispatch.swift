@@ -248,9 +248,17 @@ extension OrgEngine {
         func entry(_ max: Int, _ remaining: Int) -> JSONValue { ["Max": .integer(Int64(max)), "Remaining": .integer(Int64(remaining))] }
         return [
             "DailyApiRequests": entry(faults.dailyRequestLimit, max(0, faults.dailyRequestLimit - dailyRequests)),
+            "DailyAsyncApexExecutions": entry(250000, 250000),
             "DailyBulkApiBatches": entry(15000, 15000),
+            "DailyBulkV2QueryFileStorageMB": entry(976562, 976562),
             "DailyBulkV2QueryJobs": entry(10000, 10000),
+            "DailyGenericStreamingApiEvents": entry(10000, 10000),
+            "DailyStreamingApiEvents": entry(10000, 10000),
             "DataStorageMB": entry(1024, 1024),
+            "FileStorageMB": entry(1024, 1024),
+            "HourlyTimeBasedWorkflow": entry(50, 50),
+            "MassEmail": entry(10, 10),
+            "SingleEmail": entry(15, 15),
         ]
     }
 }

@@ -285,11 +285,19 @@ private struct SeedDecoder {
                         referenceTo: nil, relationshipName: nil, childRelationshipName: nil, masterDetail: false,
                         cascadeDelete: false, restrictedDelete: false, custom: false)
         }
+        // The audit references point at User, so `SELECT CreatedBy.Name` works as in an org.
+        func user(_ name: String, label: String, relationship: String) -> FieldSchema {
+            var reference = field(name, .reference, label: label)
+            reference.referenceTo = "User"
+            reference.relationshipName = relationship
+            return reference
+        }
         return [
             field("Id", .id, label: "Record ID", idLookup: true), field("IsDeleted", .boolean, label: "Deleted"),
-            field("CreatedDate", .datetime, label: "Created Date"), field("CreatedById", .reference, label: "Created By ID"),
+            field("CreatedDate", .datetime, label: "Created Date"), user("CreatedById", label: "Created By ID", relationship: "CreatedBy"),
             field("LastModifiedDate", .datetime, label: "Last Modified Date"),
-            field("LastModifiedById", .reference, label: "Last Modified By ID"), field("SystemModstamp", .datetime, label: "System Modstamp"),
+            user("LastModifiedById", label: "Last Modified By ID", relationship: "LastModifiedBy"),
+            field("SystemModstamp", .datetime, label: "System Modstamp"),
         ]
     }
 

@@ -207,7 +207,13 @@ struct EmulatorResponder: HTTPResponder {
         let query = OrgEngine.formFields(uri.query ?? "")
         let message = EmulatorRequest(method: request.method.rawValue, path: uri.path, query: query, headers: headers,
                                       body: Data(buffer.readableBytesView), arrival: arrival)
-        let response = await engine.handle(message)
+        var response = await engine.handle(message)
+        // `X-PrettyPrint: 1` asks for indented JSON, as an org gives it.
+        if headers["x-prettyprint"] == "1", let body = response.body,
+           response.headers.contains(where: { $0.0 == "Content-Type" && $0.1.hasPrefix("application/json") }),
+           let value = try? JSONParser.parse(body).value {
+            response.body = Data(value.prettyJSONString.utf8)
+        }
         if response.drop {
             // Hummingbird turns a thrown error into a 500 answer: close the connection first so
             // the client gets no answer at all.
