@@ -67,6 +67,12 @@ public final class FuzzEmulator: Sendable {
         return status
     }
 
+    /// Whether an answer is one an org could give: anything under 500, a 503 (busy), or the
+    /// SOAP API's faults, which an org sends as 500.
+    public static func isAcceptable(_ status: Int, for input: Data) -> Bool {
+        status < 500 || status == 503 || String(decoding: input.prefix(40), as: UTF8.self).contains("/services/Soap/")
+    }
+
     public func stop() async {
         await running.stop()
     }

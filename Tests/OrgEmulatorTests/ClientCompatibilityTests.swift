@@ -144,4 +144,39 @@ import Testing
             #expect(pretty.json.objectValue?.keys.sorted() == limits.json.objectValue?.keys.sorted(), "the same answer, indented")
         }
     }
+
+    static func loginEnvelope(_ username: String, _ password: String) -> Data {
+        Data("""
+            <?xml version="1.0" encoding="utf-8" ?>
+            <env:Envelope xmlns:xsd="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"
+                xmlns:env="http://schemas.xmlsoap.org/soap/envelope/" xmlns:urn="urn:partner.soap.sforce.com">
+              <env:Header><urn:CallOptions><urn:client>test</urn:client></urn:CallOptions></env:Header>
+              <env:Body><n1:login xmlns:n1="urn:partner.soap.sforce.com">
+                <n1:username>\(username)</n1:username><n1:password>\(password)</n1:password>
+              </n1:login></env:Body>
+            </env:Envelope>
+            """.utf8)
+    }
+
+    /// The SOAP partner `login` simple-salesforce (with a security token), amaxa and aiosalesforce
+    /// use: a session id that works as a bearer token, or the INVALID_LOGIN fault.
+    @Test func soapLoginGivesASessionOrTheLoginFault() async throws {
+        try await withEmulator { emu in
+            let reply = try await emu.send("POST", "/services/Soap/u/52.0", body: Self.loginEnvelope(SeedUser.username, SeedUser.password),
+                                           contentType: "text/xml; charset=UTF-8", headers: ["SOAPAction": "login"], auth: .none)
+            #expect(reply.status == 200, "\(reply.text)")
+            let session = try #require(reply.text.range(of: "(?<=<sessionId>)[^<]+", options: .regularExpression).map { String(reply.text[$0]) })
+            #expect(reply.text.contains("<serverUrl>\(emu.instanceURL)/services/Soap/u/52.0/00D"))
+            #expect(reply.text.contains("<userName>\(SeedUser.username)</userName>"))
+            let query = try await emu.rest("GET", "/query?q=SELECT+Id+FROM+Account", auth: .token(session.replacingOccurrences(of: "&amp;", with: "&")))
+            #expect(query.status == 200, "the session works as a bearer token")
+
+            let wrong = try await emu.send("POST", "/services/Soap/u/52.0", body: Self.loginEnvelope(SeedUser.username, "nope&amp;"),
+                                           contentType: "text/xml; charset=UTF-8", headers: ["SOAPAction": "login"], auth: .none)
+            #expect(wrong.status == 500)
+            #expect(wrong.text.contains("<faultcode>sf:INVALID_LOGIN</faultcode>"))
+            #expect(wrong.text.contains("<sf:exceptionCode>INVALID_LOGIN</sf:exceptionCode>"))
+            #expect(!wrong.text.contains("nope"), "the password is never echoed")
+        }
+    }
 }

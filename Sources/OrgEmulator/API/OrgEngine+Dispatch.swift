@@ -51,6 +51,10 @@ extension OrgEngine {
             return .error(APIError(faults.errorStatus, faults.errorCode, "Injected fault: \(faults.errorCode)"))
         }
 
+        if parts.count == 4 && parts[0] == "services" && parts[1] == "Soap" && parts[2] == "u",
+           OrgEmulator.apiVersions.contains(parts[3]) {
+            return soapLogin(request, version: parts[3])
+        }
         if parts.count >= 2 && parts[0] == "services" && parts[1] == "oauth2" {
             return handleOAuth(request, parts: Array(parts.dropFirst(2)))
         }
@@ -174,7 +178,7 @@ extension OrgEngine {
 
     /// The `byKind` bucket of a request (SPEC §7).
     static func kind(of request: EmulatorRequest, parts: [String]) -> String {
-        if parts.count >= 2 && parts[1] == "oauth2" || parts.first == "id" { return "auth" }
+        if parts.count >= 2 && (parts[1] == "oauth2" || parts[1] == "Soap") || parts.first == "id" { return "auth" }
         if parts == ["services", "data"] || parts.count == 3 { return "versions" }
         let rest = Array(parts.dropFirst(3))
         switch rest.first {

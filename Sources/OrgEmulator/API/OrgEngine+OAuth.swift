@@ -70,9 +70,15 @@ extension OrgEngine {
         }
     }
 
-    private func issue(for user: OrgUser, refresh: Bool, scope: String? = nil) -> EmulatorResponse {
+    /// A new session token for `user`.
+    func newSession(for user: OrgUser) -> String {
         let accessToken = String(orgId.prefix(15)) + "!" + Self.randomToken()
         tokens[accessToken] = user.username
+        return accessToken
+    }
+
+    private func issue(for user: OrgUser, refresh: Bool, scope: String? = nil) -> EmulatorResponse {
+        let accessToken = newSession(for: user)
         var body = JSONObject()
         body["access_token"] = .string(accessToken)
         if let scope { body["scope"] = .string(scope) }
