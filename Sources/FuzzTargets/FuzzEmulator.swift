@@ -22,20 +22,26 @@ public final class FuzzEmulator: Sendable {
     /// connection without answering or did not answer within `seconds`.
     @discardableResult
     public func send(_ input: Data, seconds: Int = 10) -> Int? {
+        let (method, target, body) = Self.request(from: input)
+        var request = Data("\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(running.accessToken)\r\n".utf8)
+        request += Data("Content-Type: application/json\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n".utf8)
+        request += body
+        return exchange(request, seconds: seconds)
+    }
+
+    /// The method, request target and body an input stands for.
+    static func request(from input: Data) -> (method: String, target: String, body: Data) {
         let text = String(decoding: input, as: UTF8.self)
         let firstLine = text.prefix { $0 != "\n" }
         let parts = firstLine.split(separator: " ", maxSplits: 1)
-        let method = parts.first.map { String($0.filter { $0.isLetter }.prefix(10)) }.flatMap { $0.isEmpty ? nil : $0 } ?? "GET"
+        let method = parts.first.map { String($0.filter { $0.isLetter && $0.isASCII }.prefix(10)) }.flatMap { $0.isEmpty ? nil : $0 } ?? "GET"
         var target = parts.count > 1 ? String(parts[1]) : "/services/data/v62.0/"
         target = String(target.unicodeScalars.filter { $0.value > 32 && $0.value < 127 }.map(Character.init))
         if !target.hasPrefix("/") { target = "/" + target }
         // Faults (stalls, latency) and resets would make the emulator slow on purpose: not fuzzed.
         if target.lowercased().hasPrefix("/emulator") { target = "/services" + target }
         let body = Data(input.dropFirst(min(input.count, firstLine.utf8.count + 1)))
-        var request = Data("\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(running.accessToken)\r\n".utf8)
-        request += Data("Content-Type: application/json\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n".utf8)
-        request += body
-        return exchange(request, seconds: seconds)
+        return (method, target, body)
     }
 
     private func exchange(_ request: Data, seconds: Int) -> Int? {
@@ -70,7 +76,7 @@ public final class FuzzEmulator: Sendable {
     /// Whether an answer is one an org could give: anything under 500, a 503 (busy), or the
     /// SOAP API's faults, which an org sends as 500.
     public static func isAcceptable(_ status: Int, for input: Data) -> Bool {
-        status < 500 || status == 503 || String(decoding: input.prefix(40), as: UTF8.self).contains("/services/Soap/")
+        status < 500 || status == 503 || request(from: input).target.hasPrefix("/services/Soap/")
     }
 
     public func stop() async {
