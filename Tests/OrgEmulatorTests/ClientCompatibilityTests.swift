@@ -122,6 +122,9 @@ import Testing
                 #expect(account[key] == true, "\(key)")
             }
             #expect(try await emu.rest("GET", "/sobjects/Account/describe").json["mruEnabled"] == true)
+            let contact = try await emu.rest("GET", "/sobjects/Contact/describe")
+            let names = contact.json["fields"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? []
+            #expect(names.contains("Description") && names.contains("Title"), "the sample Contact has the fields real exports carry")
         }
     }
 
