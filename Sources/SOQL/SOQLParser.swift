@@ -71,6 +71,11 @@ struct SOQLParser {
         var query = SOQLQuery(select: select, from: try objectReference())
         if takeKeyword("WHERE") { query.whereCondition = try condition() }
         if takeKeyword("WITH") { query.withClause = try oneOf(["SECURITY_ENFORCED", "USER_MODE", "SYSTEM_MODE"]) }
+        if takeKeyword("GROUP") {
+            try expectKeyword("BY")
+            query.groupBy = [try fieldPath()]
+            while takeSymbol(",") { query.groupBy.append(try fieldPath()) }
+        }
         if takeKeyword("ORDER") {
             try expectKeyword("BY")
             query.orderBy = [try ordering()]
@@ -272,6 +277,7 @@ struct SOQLParser {
 
     private static func removingAlias(_ alias: String, from query: SOQLQuery) -> SOQLQuery {
         var query = query
+        query.groupBy = query.groupBy.map { removingAlias(alias, from: $0) }
         query.select = query.select.map { item in
             switch item {
             case .field(let field): return .field(removingAlias(alias, from: field))

@@ -5,6 +5,7 @@ enum SOQLPrinter {
         var text = "SELECT \(query.select.map(selectItem).joined(separator: ", ")) FROM \(query.from)"
         if let whereCondition = query.whereCondition { text += " WHERE \(condition(whereCondition))" }
         if let withClause = query.withClause { text += " WITH \(withClause)" }
+        if !query.groupBy.isEmpty { text += " GROUP BY \(query.groupBy.map(\.description).joined(separator: ", "))" }
         if !query.orderBy.isEmpty { text += " ORDER BY \(query.orderBy.map(ordering).joined(separator: ", "))" }
         if let limit = query.limit { text += " LIMIT \(limit)" }
         if let offset = query.offset { text += " OFFSET \(offset)" }

@@ -12,6 +12,8 @@ public struct SOQLQuery: Sendable, Hashable, CustomStringConvertible {
     public var limit: Int?
     /// A non-negative number of rows to skip.
     public var offset: Int?
+    /// `GROUP BY` fields: one AggregateResult row per distinct combination of their values.
+    public var groupBy: [SOQLFieldPath] = []
     /// `WITH SECURITY_ENFORCED`, `WITH USER_MODE` or `WITH SYSTEM_MODE`: the word after `WITH`.
     /// An org applies it to the running user's access; the evaluator, which has no access rules,
     /// keeps it only so the query prints back as written.

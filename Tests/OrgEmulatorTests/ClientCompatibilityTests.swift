@@ -182,4 +182,26 @@ import Testing
             #expect(!wrong.text.contains("nope"), "the password is never echoed")
         }
     }
+
+    /// `GROUP BY` with aggregates, as CumulusCI and reports use it: one row per group.
+    @Test func groupByGivesOneAggregateRowPerGroup() async throws {
+        try await withEmulator { emu in
+            let records: [JSONValue] = [("G1", "Energy", 10), ("G2", "Energy", 30), ("G3", "Banking", 5), ("G4", "Banking", 7), ("G5", "Banking", 1)]
+                .map { ["attributes": ["type": "Account"], "Name": .string($0.0), "Industry": .string($0.1), "NumberOfEmployees": .integer(Int64($0.2))] }
+            #expect(try await emu.rest("POST", "/composite/sobjects", json: ["records": .array(records)]).status == 200)
+            let soql = "SELECT Industry, COUNT(Id) n, MAX(NumberOfEmployees), SUM(NumberOfEmployees) total FROM Account WHERE Name LIKE 'G_' GROUP BY Industry ORDER BY Industry"
+            let reply = try await emu.rest("GET", "/query?q=" + (soql.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? soql))
+            #expect(reply.status == 200, "\(reply.text)")
+            #expect(reply.json["totalSize"] == 2)
+            let rows = try #require(reply.json["records"]?.arrayValue)
+            #expect(rows.map { $0["Industry"] } == ["Banking", "Energy"])
+            #expect(rows.map { $0["n"] } == [3, 2])
+            #expect(rows.map { $0["expr0"] } == [7, 30])
+            #expect(rows[1]["total"]?.doubleValue == 40)
+            #expect(rows[0]["attributes"]?["type"] == "AggregateResult")
+            let ungrouped = try await emu.rest("GET", "/query?q=SELECT+Name,+COUNT(Id)+FROM+Account+GROUP+BY+Industry")
+            #expect(ungrouped.status == 400)
+            #expect(ungrouped.json[0]?["message"]?.stringValue?.contains("Field must be grouped or aggregated: Name") == true, "\(ungrouped.text)")
+        }
+    }
 }

@@ -73,7 +73,7 @@ import Testing
         #expect(negativeLimit.detail == "unexpected token: '-1'")
         #expect(queryError("SELECT Id FROM Account FOR EVER")?.detail == "unexpected token: 'EVER'")
         #expect(queryError("SELECT Id FROM Account ALL ROWS")?.detail == "unexpected token: 'ALL'")
-        #expect(queryError("SELECT Id FROM Account GROUP BY Name")?.detail == "unexpected token: 'GROUP'")
+        #expect(queryError("SELECT Name FROM Account GROUP BY Name HAVING COUNT(Id) > 1")?.detail == "unexpected token: 'HAVING'")
         #expect(queryError("SELECT Id FROM Account;")?.detail == "no viable alternative at character ';'")
         #expect(queryError("SELECT FORMAT(Amount) FROM Opportunity")?.detail == "unexpected token: 'FORMAT'")
         #expect(queryError("SELECT Id FROM Account WHERE Id IN 'a'")?.detail == "unexpected token: ''a''")

@@ -28,6 +28,13 @@ import Testing
         #expect(throws: SOQLError.self) { try SOQL.parseQuery("SELECT Id FROM Contact WITH NOTHING") }
     }
 
+    @Test func groupBy() throws {
+        let query = try SOQL.parseQuery("select Industry, count(Id) n from Account a where a.Name != null group by a.Industry order by Industry limit 3")
+        #expect(query.groupBy.map(\.description) == ["Industry"], "the FROM alias is removed")
+        #expect(query.description == "SELECT Industry, COUNT(Id) n FROM Account a WHERE Name != null GROUP BY Industry ORDER BY Industry LIMIT 3")
+        #expect(try SOQL.parseQuery(query.description) == query)
+    }
+
     @Test func keywordsAreCaseInsensitive() throws {
         let lower = try SOQL.parseQuery("select Id from Account where Name like 'a%' order by Name desc nulls last limit 5")
         let upper = try SOQL.parseQuery("SELECT Id FROM Account WHERE Name LIKE 'a%' ORDER BY Name DESC NULLS LAST LIMIT 5")

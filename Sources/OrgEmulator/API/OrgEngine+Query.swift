@@ -51,6 +51,7 @@ extension OrgEngine {
         } catch {
             throw APIError(400, error.errorCode.rawValue, error.message)
         }
+        if !plan.query.groupBy.isEmpty { return try groupedResult(plan, includeDeleted: includeDeleted) }
         let (records, views) = try matchingRecords(plan, includeDeleted: includeDeleted, parentIds: nil)
         if plan.query.select.contains(where: { if case .count = $0 { return true }; return false }) {
             return ["totalSize": .integer(Int64(records.count)), "done": true, "records": []]
@@ -241,7 +242,7 @@ extension OrgEngine {
             if case .field(let path) = item { paths.append(path) }
             if case .aggregate(let aggregate) = item { paths.append(aggregate.field) }
         }
-        paths += plan.query.orderBy.map(\.field)
+        paths += plan.query.orderBy.map(\.field) + plan.query.groupBy
         func collect(_ condition: SOQLCondition) {
             switch condition {
             case .and(let members), .or(let members): members.forEach(collect)
@@ -282,10 +283,47 @@ extension OrgEngine {
         return view
     }
 
-    /// One AggregateResult row: `expr0`, `expr1`… or the aliases.
-    func aggregateRow(_ plan: QueryPlan, views: [JSONObject]) -> JSONValue {
+    /// `GROUP BY`: one AggregateResult row per distinct combination of the grouped values (in
+    /// order of first appearance, or by `ORDER BY` on grouped fields), with those values under
+    /// their field names; `OFFSET` and `LIMIT` count rows.
+    func groupedResult(_ plan: QueryPlan, includeDeleted: Bool) throws(APIError) -> JSONValue {
+        var unordered = plan.query
+        unordered.orderBy = []
+        unordered.limit = nil
+        unordered.offset = nil
+        let (_, views) = try matchingRecords(QueryPlan(copying: plan, query: unordered), includeDeleted: includeDeleted, parentIds: nil)
+        var groups: [[JSONValue]: [JSONObject]] = [:]
+        var keys: [[JSONValue]] = []
+        for view in views {
+            let key = plan.query.groupBy.map { path -> JSONValue in
+                let value = SOQLEvaluator.nestedValue(in: view, at: path) ?? .null
+                return value.stringValue.map { .string($0.lowercased()) } ?? value
+            }
+            if groups[key] == nil { keys.append(key) }
+            groups[key, default: []].append(view)
+        }
+        // Each row with one of its records, which holds the grouped values ORDER BY sorts on.
+        var rows: [(JSONObject, JSONValue)] = keys.map { key in
+            let members = groups[key]!
+            var grouped = JSONObject()
+            for path in plan.query.groupBy { grouped[path.fieldName] = SOQLEvaluator.nestedValue(in: members[0], at: path) ?? .null }
+            return (members[0], aggregateRow(plan, views: members, grouped: grouped))
+        }
+        if !plan.query.orderBy.isEmpty {
+            let order = SOQLRecordOrder(plan.query.orderBy)
+            rows.sort { order.areInIncreasingOrder($0.0, $1.0) }
+        }
+        var result = rows.map(\.1)
+        if let offset = plan.query.offset { result = Array(result.dropFirst(offset)) }
+        if let limit = plan.query.limit { result = Array(result.prefix(limit)) }
+        return ["totalSize": .integer(Int64(result.count)), "done": true, "records": .array(result)]
+    }
+
+    /// One AggregateResult row: the grouped values, then `expr0`, `expr1`… or the aliases.
+    func aggregateRow(_ plan: QueryPlan, views: [JSONObject], grouped: JSONObject = [:]) -> JSONValue {
         var row = JSONObject()
         row["attributes"] = ["type": "AggregateResult"]
+        for (name, value) in grouped { row[name] = value }
         var unnamed = 0
         for item in plan.query.select {
             guard case .aggregate(let aggregate) = item else { continue }

@@ -39,7 +39,26 @@ struct QueryPlan: Sendable {
         }
         if let condition = query.whereCondition { try Self.checkCondition(condition, object: object, schema: schema, text: text) }
         for ordering in query.orderBy { try check(ordering.field) }
+        for field in query.groupBy { try check(field) }
+        if !query.groupBy.isEmpty {
+            let grouped = Set(query.groupBy.map { $0.description.lowercased() })
+            for case .field(let path) in query.select where !grouped.contains(path.description.lowercased()) {
+                throw SOQLError(.malformedQuery, "Field must be grouped or aggregated: \(path.fieldName)", at: path.position ?? .init(row: 1, column: 1), in: text)
+            }
+            for ordering in query.orderBy where !grouped.contains(ordering.field.description.lowercased()) {
+                throw SOQLError(.malformedQuery, "Ordered field must be grouped or aggregated: \(ordering.field.fieldName)",
+                                at: ordering.field.position ?? .init(row: 1, column: 1), in: text)
+            }
+        }
         self.subqueries = subqueries
+    }
+
+    /// The same checked plan with `query` changed in what needs no new check (ordering, paging).
+    init(copying plan: QueryPlan, query: SOQLQuery) {
+        self.query = query
+        text = plan.text
+        object = plan.object
+        subqueries = plan.subqueries
     }
 
     static func checkCondition(_ condition: SOQLCondition, object: ObjectSchema, schema: OrgSchema, text: String) throws(SOQLError) {
