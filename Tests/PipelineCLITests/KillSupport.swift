@@ -14,7 +14,7 @@ extension PipelineCLITests {
         process.arguments = ["run", pipeline]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try process.runSerialized()
         var seen = false
         for _ in 0..<(seconds * 100) where !seen && process.isRunning {
             try await Task.sleep(for: .milliseconds(10))

@@ -34,7 +34,7 @@ import Testing
         let err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        try process.run()
+        try process.runSerialized()
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
@@ -159,7 +159,7 @@ import Testing
         holder.arguments = ["-MFcntl=:flock", "-e", "open(F, '>', $ARGV[0]) or die; flock(F, LOCK_EX) or die; sleep 30", demo.store + ".lock"]
         holder.standardOutput = FileHandle.nullDevice
         holder.standardError = FileHandle.nullDevice
-        try holder.run()
+        try holder.runSerialized()
         var waited = 0
         while (try? StoreLock(storePath: demo.store)).map({ $0.release(); return true }) == true && waited < 100 {
             Thread.sleep(forTimeInterval: 0.02)
@@ -199,7 +199,7 @@ import Testing
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try process.runSerialized()
         defer { kill(process.processIdentifier, SIGKILL) }
         var line = Data()
         while true {

@@ -104,7 +104,7 @@ import Glibc
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments = ["-c", #"exec 9>>"$0" && flock -n 9 && exec sleep 60"#, lockPath]
-            try process.run()
+            try process.runSerialized()
             defer {
                 if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             }
@@ -127,14 +127,14 @@ import Glibc
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             process.arguments = ["flock", "-n", lock.path, "true"]
-            try process.run()
+            try process.runSerialized()
             process.waitUntilExit()
             #expect(process.terminationStatus == 1)
             lock.release()
             let after = Process()
             after.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             after.arguments = ["flock", "-n", lock.path, "true"]
-            try after.run()
+            try after.runSerialized()
             after.waitUntilExit()
             #expect(after.terminationStatus == 0)
         }
