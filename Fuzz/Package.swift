@@ -12,7 +12,7 @@ let package = Package(
     name: "SyncPipelineFuzz",
     platforms: [.macOS(.v15)],
     dependencies: [.package(path: "..")],
-    targets: ["csv", "xml", "soql", "pipeline", "emulator"].map { name in
-        .executableTarget(name: "fuzz-\(name)", dependencies: [.product(name: "FuzzTargets", package: root)], path: "Targets/\(name)")
-    }
+    targets: [
+        .executableTarget(name: "fuzz", dependencies: [.product(name: "FuzzTargets", package: root)], path: "Targets/fuzz"),
+    ]
 )
