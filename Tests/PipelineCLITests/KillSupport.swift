@@ -9,19 +9,30 @@ extension PipelineCLITests {
     /// lands at the point observed, on a fast machine or a slow one. Returns whether it was reached.
     @discardableResult
     static func runAndKill(_ pipeline: String, seconds: Int = 60, when reached: @escaping () async -> Bool) async throws -> Bool {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: packageRoot + "/.build/debug/pipeline")
-        process.arguments = ["run", pipeline]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.runSerialized()
+        // posix_spawn rather than Foundation's Process (see `spawn`), output discarded.
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for descriptor: Int32 in [0, 1, 2] {
+            posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY, 0)
+        }
+        let executable = packageRoot + "/.build/debug/pipeline"
+        let argv = ([executable, "run", pipeline] as [String]).map { strdup($0) } + [nil]
+        let envp = ProcessInfo.processInfo.environment.map { strdup("\($0)=\($1)") } + [nil]
+        defer { for pointer in argv + envp { free(pointer) } }
+        var pid = pid_t()
+        guard posix_spawn(&pid, executable, &actions, nil, argv, envp) == 0 else {
+            throw CocoaError(.executableLoad, userInfo: [NSFilePathErrorKey: executable])
+        }
         var seen = false
-        for _ in 0..<(seconds * 100) where !seen && process.isRunning {
+        var status: Int32 = 0
+        for _ in 0..<(seconds * 100) where !seen {
+            if waitpid(pid, &status, WNOHANG) == pid { return false }
             try await Task.sleep(for: .milliseconds(10))
             seen = await reached()
         }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        kill(pid, SIGKILL)
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
         return seen
     }
 

@@ -25,21 +25,37 @@ import Testing
         if !FileManager.default.isExecutableFile(atPath: binary) {
             binary = packageRoot + "/.build/debug/pipeline"
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
-        if let cwd { process.currentDirectoryURL = URL(fileURLWithPath: cwd) }
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.runSerialized()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(exitCode: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                      stderr: String(decoding: stderr, as: UTF8.self))
+        return try spawn(binary, arguments, cwd: cwd, environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new })
+    }
+
+    /// Runs `executable` to its end with posix_spawn, its output in temporary files: Foundation's
+    /// `Process.run()` crashed now and then (a bad read inside it) while other tests opened and
+    /// closed sockets, and the CLI tests launch the binary hundreds of times.
+    static func spawn(_ executable: String, _ arguments: [String], cwd: String?, environment: [String: String]) throws -> Result {
+        let base = NSTemporaryDirectory() + "cli-" + UUID().uuidString
+        defer { for suffix in [".out", ".err"] { try? FileManager.default.removeItem(atPath: base + suffix) } }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, base + ".out", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, base + ".err", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        // A working folder through the shell, which changes to it and then becomes the program.
+        let (program, list) = cwd.map { ("/bin/sh", ["/bin/sh", "-c", #"cd "$0" && exec "$@""#, $0, executable] + arguments) }
+            ?? (executable, [executable] + arguments)
+        let argv = list.map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0)=\($1)") } + [nil]
+        defer { for pointer in argv + envp { free(pointer) } }
+        var pid = pid_t()
+        let spawned = posix_spawn(&pid, program, &actions, nil, argv, envp)
+        guard spawned == 0 else { throw CocoaError(.executableLoad, userInfo: [NSFilePathErrorKey: executable]) }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        // Exited: the code in bits 8–15; killed: the signal in the low 7 bits.
+        let exitCode = status & 0x7F == 0 ? (status >> 8) & 0xFF : status & 0x7F
+        let stdout = (try? String(contentsOfFile: base + ".out", encoding: .utf8)) ?? ""
+        let stderr = (try? String(contentsOfFile: base + ".err", encoding: .utf8)) ?? ""
+        return Result(exitCode: exitCode, stdout: stdout, stderr: stderr)
     }
 
     static func temporaryDirectory() throws -> String {
