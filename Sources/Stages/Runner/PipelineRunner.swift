@@ -84,14 +84,12 @@ public struct PipelineRunner: Sendable {
 
         let log = RunLog(directory: reportDirectory, observer: observer, redactor: redactor)
         let store: SoupStore
-        var temporaryCopy: String?
         do {
             if options.dryRun {
                 let copy = Self.dryRunCopyPrefix(of: pipeline.store) + runId + ".sqlite"
                 if FileManager.default.fileExists(atPath: pipeline.store) {
                     try SoupStore.openForReading(path: pipeline.store).copy(to: copy)
                 }
-                temporaryCopy = copy
                 store = try SoupStore(path: copy)
             } else {
                 store = try SoupStore(path: pipeline.store)
@@ -104,7 +102,7 @@ public struct PipelineRunner: Sendable {
         }
         defer {
             try? store.close()
-            if temporaryCopy != nil { Self.removeDryRunCopies(of: pipeline.store) }
+            if options.dryRun { Self.removeDryRunCopies(of: pipeline.store) }
         }
 
         let selected = options.only.isEmpty ? pipeline.stages : pipeline.stages.filter { options.only.contains($0.id) }

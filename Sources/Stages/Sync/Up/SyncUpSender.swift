@@ -89,11 +89,9 @@ struct SyncUpSender {
         }
         // A retried or late attempt is the one the org may apply: the journal's window follows it.
         let ids = Array(sent.journalIds.values)
-        let restamp: @Sendable () async throws -> Void = { [client, store] in
-            let now = Timestamp.milliseconds(Date())
-            let offset = await client.serverClockOffset()
-            try await store.restampJournal(ids: ids, sentAt: now, serverSentAt: now + offset,
-                                           settledBy: now + Int64(client.writeSettlingSeconds * 1000))
+        let restamp: @Sendable () async throws -> Void = { [self] in
+            let times = await sendTimes()
+            try await store.restampJournal(ids: ids, sentAt: times.sentAt, serverSentAt: times.serverSentAt, settledBy: times.settledBy)
         }
         do {
             sent.outcomes = try await RequestAttempts.$beforeSend.withValue(restamp) {
@@ -166,15 +164,21 @@ struct SyncUpSender {
 
     // MARK: Journal
 
+    /// A write leaving now: when, on our clock and (as far as we can tell) the org's, and until
+    /// when the org may still apply it.
+    private func sendTimes() async -> (sentAt: Int64, serverSentAt: Int64, settledBy: Int64) {
+        let now = Timestamp.milliseconds(Date())
+        let offset = await client.serverClockOffset()
+        return (now, now + offset, now + Int64(client.writeSettlingSeconds * 1000))
+    }
+
     /// Records a request's writes before it leaves: what is sent, when (on our clock and, as far
     /// as we can tell, the org's), until when the org may still apply it, and the parent a write
     /// refers to by reference within the request.
     private func journal(_ request: SyncUpRequest) async throws -> [RecordKey: Int64] {
         let operations = request.operations
         guard !operations.isEmpty else { return [:] }
-        let now = Timestamp.milliseconds(Date())
-        let offset = await client.serverClockOffset()
-        let settledBy = now + Int64(client.writeSettlingSeconds * 1000)
+        let times = await sendTimes()
         let byKey = Dictionary(operations.map { ($0.key, $0) }, uniquingKeysWith: { $1 })
         let entries = operations.map { operation in
             var payload = operation.fields
@@ -186,7 +190,8 @@ struct SyncUpSender {
             return SyncJournalEntry(syncName: syncName, soupName: operation.soup, entryId: operation.entryId,
                                     operation: operation.kind.journalOperation, objectType: operation.objectType,
                                     recordId: operation.kind == .upsert ? operation.externalIdValue : operation.recordId,
-                                    payload: payload, sentAt: now, serverSentAt: now + offset, settledBy: settledBy, link: link)
+                                    payload: payload, sentAt: times.sentAt, serverSentAt: times.serverSentAt, settledBy: times.settledBy,
+                                    link: link)
         }
         let stored = try await store.appendToJournal(entries)
         return Dictionary(zip(operations.map(\.key), stored.map(\.id)), uniquingKeysWith: { $1 })
