@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "Connectors", targets: ["Connectors"]),
         .library(name: "Soups", targets: ["Soups"]),
         .library(name: "SOQL", targets: ["SOQL"]),
+        .library(name: "Formats", targets: ["Formats"]),
         .library(name: "JSON", targets: ["JSON"]),
         .library(name: "OrgEmulator", targets: ["OrgEmulator"]),
         .library(name: "FuzzTargets", targets: ["FuzzTargets"]),
@@ -23,6 +24,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", exact: "1.8.0"),
         .package(url: "https://github.com/apple/swift-crypto", exact: "4.5.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", exact: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-nio-extras", exact: "1.35.2"),
         .package(url: "https://github.com/swift-server/async-http-client", exact: "1.37.0"),
         .package(url: "https://github.com/apple/swift-certificates", exact: "1.21.1"),
     ],
@@ -38,36 +41,41 @@ let package = Package(
         .target(
             name: "Stages",
             dependencies: [
-                "Connectors", "Soups", "SOQL", "JSON",
+                "Connectors", "Soups", "SOQL", "Formats", "JSON",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .target(
             name: "Connectors",
             dependencies: [
-                "Soups", "SOQL", "JSON",
+                "SOQL", "Formats", "JSON",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]),
         .target(
             name: "Soups",
             dependencies: ["JSON", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift")]),
         .target(name: "SOQL", dependencies: ["JSON"]),
+        .target(name: "Formats", dependencies: ["JSON"]),
         .target(name: "JSON"),
         .target(
             name: "OrgEmulator",
             dependencies: [
-                "SOQL", "JSON",
+                "SOQL", "Formats", "JSON",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
             ]),
-        .target(name: "FuzzTargets", dependencies: ["Connectors", "Stages", "SOQL", "JSON", "OrgEmulator"]),
+        .target(name: "FuzzTargets", dependencies: ["Connectors", "Stages", "SOQL", "Formats", "JSON", "OrgEmulator"]),
         .executableTarget(
             name: "SoupBenchmark",
             dependencies: [
@@ -88,6 +96,7 @@ let package = Package(
             name: "SyncDownBenchmark", dependencies: ["Stages", "Soups", "Connectors", "OrgEmulator", "JSON"], path: "Benchmarks/SyncDownBenchmark"),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "SOQLTests", dependencies: ["SOQL", "JSON"]),
+        .testTarget(name: "FormatsTests", dependencies: ["Formats", "JSON"]),
         .testTarget(
             name: "ConnectorsTests",
             dependencies: [

@@ -1,5 +1,6 @@
 import Connectors
 import Foundation
+import Formats
 import JSON
 import SOQL
 import Stages

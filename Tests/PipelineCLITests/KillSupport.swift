@@ -41,7 +41,7 @@ extension PipelineCLITests {
         guard FileManager.default.fileExists(atPath: databasePath), let queue = try? DatabaseQueue(path: databasePath) else { return 0 }
         defer { try? queue.close() }
         let list = types.map { "'\($0)'" }.joined(separator: ",")
-        return (try? queue.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM records WHERE isDeleted = 0 AND type IN (\(list))") }) ?? 0 ?? 0
+        return (try? queue.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM records WHERE isDeleted = 0 AND type IN (\(list))") }) ?? 0
     }
 
     /// The number of entries of a soup (0 while the store cannot be read).

@@ -26,7 +26,7 @@ import Testing
         #expect(pipeline.stage("r")?.after == ["b"])
         #expect((pipeline.stage("r")?.stage as? ReportStage)?.directory?.hasSuffix("/out") == true)
         #expect(pipeline.soups.map(\.name) == ["AccountSoup"])
-        #expect(pipeline.syncs.first?.syncDownTargetKind == .soql)
+        #expect(pipeline.syncs.first?.targetName == "soql")
     }
 
     @Test func defaultStoreIsBesideThePipeline() throws {
@@ -146,7 +146,7 @@ import Testing
         #expect(pipeline.soups[1].index(forPath: "Description")?.type == .fullText)
         let up = try #require(pipeline.syncs.first { $0.name == "UpSync" })
         // "type": "rest" with SFParentChildrenSyncUpTarget is a parent-children sync up (SPEC §3).
-        #expect(up.syncUpTargetKind == .parentChildren)
+        #expect(StageRegistry.builtIn.syncUpTarget(named: up.targetName ?? "")?.name == "parent_children")
         #expect(up.options["mergeMode"] == "LEAVE_IF_CHANGED")
         #expect(pipeline.warnings.map(\.description).contains { $0.hasSuffix("usersyncs.json: syncs[1].target.parentUpdateFieldlist: key repeated (line 61); the last value is used") })
     }
@@ -163,7 +163,7 @@ import Testing
               ],
               "stages": [] }
             """, in: directory)
-        #expect(pipeline.syncs.map(\.syncUpTargetKind) == [.batch, .rest, .collection, .batch])
+        #expect(pipeline.syncs.map { StageRegistry.builtIn.syncUpTarget(named: $0.targetName ?? "")?.name } == ["batch", "rest", "collection", "batch"])
         #expect(pipeline.warnings.map { "\($0.location): \($0.message)" } == ["syncs[3].unused: key not used by SyncPipeline; ignored"])
     }
 

@@ -129,10 +129,11 @@ var testRegistry: StageRegistry {
 }
 
 /// Loads a pipeline from JSON text written into `directory`.
-func loadPipeline(_ json: String, in directory: String, variables: [String: String] = [:]) throws(PipelineValidationError) -> PipelineDefinition {
+func loadPipeline(_ json: String, in directory: String, variables: [String: String] = [:],
+                  registry: StageRegistry = testRegistry) throws(PipelineValidationError) -> PipelineDefinition {
     let path = (directory as NSString).appendingPathComponent("pipeline.json")
     try? json.write(toFile: path, atomically: true, encoding: .utf8)
-    return try PipelineLoader(registry: testRegistry, variables: VariableResolver(variables: variables)).load(path: path)
+    return try PipelineLoader(registry: registry, variables: VariableResolver(variables: variables)).load(path: path)
 }
 
 /// The diagnostics of a pipeline that must fail to load.

@@ -1,4 +1,5 @@
 import Foundation
+import Formats
 import JSON
 
 /// The outcome of a Bulk API 2.0 ingest job, mapped back to the input rows.
@@ -80,7 +81,7 @@ extension OrgClient {
         }
         for (kind, extra) in [("successfulResults", 2), ("failedResults", 2)] {
             let text = try await send(OrgRequest(method: "GET", path: jobPath + "/" + kind, kind: "bulk")).text
-            for cells in CSVLine.decodeRows(text).dropFirst() where cells.count >= extra {
+            for cells in try Self.csvRows(text, of: kind).dropFirst() where cells.count >= extra {
                 guard let index = claim(cells.dropFirst(extra)) else { continue }
                 result.rows[index] = kind == "successfulResults"
                     ? .init(processed: true, id: cells[0].isEmpty ? nil : cells[0], created: cells[1] == "true", error: nil)
@@ -119,7 +120,7 @@ extension OrgClient {
                     var query = [("maxRecords", String(maxRecordsPerPage))]
                     if let locator { query.append(("locator", locator)) }
                     let page = try await send(OrgRequest(method: "GET", path: jobPath + "/results", query: query, kind: "bulk"))
-                    let rows = CSVLine.decodeRows(page.text)
+                    let rows = try Self.csvRows(page.text, of: "results")
                     if let header = rows.first {
                         for cells in rows.dropFirst() {
                             var row: [String: String] = [:]
@@ -137,5 +138,14 @@ extension OrgClient {
         }
         continuation.onTermination = { _ in task.cancel() }
         return stream
+    }
+
+    /// The rows of a Bulk API CSV answer; one that cannot be read is an invalid response.
+    static func csvRows(_ text: String, of what: String) throws -> [[String]] {
+        do {
+            return try CSVReader.rows(of: text)
+        } catch {
+            throw OrgClientError.invalidResponse("Bulk API \(what): the CSV answer cannot be read (\(error))")
+        }
     }
 }

@@ -53,8 +53,7 @@ public final class SalesforceClient: OrgClient {
     }
 
     public func send(_ request: OrgRequest) async throws -> OrgResponse {
-        let queued = ContinuousClock.now
-        return try await limiter.run { try await self.sendNow(request, queuedAt: queued) }
+        try await limiter.run { try await self.sendNow(request) }
     }
 
     /// Connects now (the first request would otherwise), so bad credentials show up early.
@@ -70,10 +69,9 @@ public final class SalesforceClient: OrgClient {
     /// The longest path and query string an org accepts (16 KiB); longer ones are refused.
     static let maxRequestTarget = 16_384
 
-    private func sendNow(_ request: OrgRequest, queuedAt: ContinuousClock.Instant) async throws -> OrgResponse {
+    private func sendNow(_ request: OrgRequest) async throws -> OrgResponse {
         var attempt = 0
         var reauthenticated = false
-        var sends = 0
         /// An earlier attempt may have been applied without its answer reaching us.
         var answerLost = false
         while true {
@@ -90,10 +88,7 @@ public final class SalesforceClient: OrgClient {
                                   message: "\(what) is \(target) characters long once URL-encoded; an org accepts at most \(Self.maxRequestTarget) in a URL (narrow the WHERE clause, or split a long IN list)")
             }
             await session.count(kind: request.kind, retry: attempt > 1)
-            if sends > 0 || ContinuousClock.now - queuedAt > .milliseconds(200), let beforeSend = RequestAttempts.beforeSend {
-                try await beforeSend()
-            }
-            sends += 1
+            if let beforeSend = RequestAttempts.beforeSend { try await beforeSend() }
             let response: OrgResponse
             do {
                 response = try await transport.execute(method: request.method, url: url, headers: headers, body: request.body,

@@ -1,3 +1,4 @@
+import Formats
 import JSON
 
 /// A Bulk API 2.0 job: an ingest job (CSV uploaded, processed on UploadComplete) or a query job.
@@ -29,7 +30,12 @@ struct BulkJob: Sendable {
     var resultHeader: [String] = []
     var resultRows: [[String]] = []
 
-    var delimiter: Character { CSVCodec.delimiter(named: columnDelimiter) ?? "," }
+    var delimiter: Character { Self.delimiter(named: columnDelimiter) ?? "," }
+
+    /// The delimiter characters Bulk API 2.0 names.
+    static func delimiter(named name: String) -> Character? {
+        ["COMMA": ",", "TAB": "\t", "PIPE": "|", "SEMICOLON": ";", "CARET": "^", "BACKQUOTE": "`"][name]
+    }
     var newline: String { lineEnding == "CRLF" ? "\r\n" : "\n" }
 
     /// Job info as the API returns it.

@@ -1,4 +1,5 @@
 import Foundation
+import Formats
 import GRDB
 import JSON
 import SOQL
@@ -69,7 +70,7 @@ extension OrgEngine {
     private func createJob(_ kind: BulkJob.Kind, request: EmulatorRequest, version: String) throws(APIError) -> BulkJob {
         let body = try request.jsonBody()
         let columnDelimiter = body["columnDelimiter"]?.stringValue ?? "COMMA"
-        guard CSVCodec.delimiter(named: columnDelimiter) != nil else {
+        guard BulkJob.delimiter(named: columnDelimiter) != nil else {
             throw APIError(400, "INVALIDJOB", "Invalid columnDelimiter: \(columnDelimiter)")
         }
         let lineEnding = body["lineEnding"]?.stringValue ?? "LF"
@@ -142,10 +143,10 @@ extension OrgEngine {
         for (offset, upload) in job.uploads.enumerated() {
             let parsed: [[String]]
             do {
-                parsed = try CSVCodec.parse(upload, delimiter: job.delimiter)
+                parsed = try CSVReader.rows(of: upload, delimiter: job.delimiter)
             } catch {
                 job.state = "Failed"
-                job.errorMessage = "InvalidBatch : Failed to parse CSV upload \(offset + 1). Line \(error.line): \(error.message)"
+                job.errorMessage = "InvalidBatch : Failed to parse CSV upload \(offset + 1). Line \(error.line): \(error.reason)"
                 return job
             }
             guard let uploadHeader = parsed.first else { continue }
@@ -247,13 +248,13 @@ extension OrgEngine {
     private func csv(_ job: BulkJob, header: [String], rows: [[String]]) -> EmulatorResponse {
         var lines: [String] = []
         if !job.header.isEmpty || !header.isEmpty {
-            lines.append((header.map { "\"\($0)\"" } + [CSVCodec.line(job.header, delimiter: job.delimiter)].filter { !$0.isEmpty })
+            lines.append((header.map { "\"\($0)\"" } + [CSVLine.encode(job.header, delimiter: job.delimiter)].filter { !$0.isEmpty })
                 .joined(separator: String(job.delimiter)))
         }
         for row in rows {
             let prefix = Array(row.prefix(header.count))
             let rest = Array(row.dropFirst(header.count))
-            let cells = [CSVCodec.line(prefix, delimiter: job.delimiter, quoteAll: true), CSVCodec.line(rest, delimiter: job.delimiter)].filter { !$0.isEmpty }
+            let cells = [CSVLine.encode(prefix, delimiter: job.delimiter, quoteAll: true), CSVLine.encode(rest, delimiter: job.delimiter)].filter { !$0.isEmpty }
             lines.append(cells.joined(separator: String(job.delimiter)))
         }
         return .text(200, lines.map { $0 + job.newline }.joined(), contentType: "text/csv")
@@ -271,9 +272,9 @@ extension OrgEngine {
         }
         let maxRecords = Int(request.query["maxRecords"] ?? "") ?? 50000
         let end = min(job.resultRows.count, offset + max(1, maxRecords))
-        var text = CSVCodec.line(job.resultHeader, delimiter: job.delimiter, quoteAll: true) + job.newline
+        var text = CSVLine.encode(job.resultHeader, delimiter: job.delimiter, quoteAll: true) + job.newline
         for row in job.resultRows[min(offset, end)..<end] {
-            text += CSVCodec.line(row, delimiter: job.delimiter, quoteAll: true) + job.newline
+            text += CSVLine.encode(row, delimiter: job.delimiter, quoteAll: true) + job.newline
         }
         let next = end < job.resultRows.count
             ? Data(String(end).utf8).base64EncodedString().trimmingCharacters(in: CharacterSet(charactersIn: "="))

@@ -1,4 +1,5 @@
 import Foundation
+import Formats
 import GRDB
 import JSON
 

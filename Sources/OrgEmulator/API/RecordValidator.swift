@@ -1,4 +1,5 @@
 import Foundation
+import Formats
 import JSON
 
 /// Checks and converts the field values of a create or update against the schema, as an org does:

@@ -128,10 +128,11 @@ public final class OrgEmulator: Sendable {
         try await applyStartFaults()
         let engine = self.engine
         let host = configuration.host
-        let server = try makeServerBuilder()
+        let origin = ContinuousClock.now
+        let server = try makeServerBuilder(origin: origin)
         let scheme = configuration.tlsCertificatePath == nil ? "http" : "https"
         let application = Application(
-            responder: EmulatorResponder(engine: engine),
+            responder: EmulatorResponder(engine: engine, origin: origin),
             server: server,
             configuration: .init(address: .hostname(host, port: configuration.port), serverName: "SyncPipeline-OrgEmulator"),
             onServerRunning: { channel in
@@ -152,16 +153,18 @@ public final class OrgEmulator: Sendable {
         return ["localhost", "::1", "[::1]"].contains(host.lowercased())
     }
 
-    /// Plain HTTP/1.1, or HTTPS with `--tls-cert` and `--tls-key`.
-    private func makeServerBuilder() throws(StartError) -> HTTPServerBuilder {
+    /// Plain HTTP/1.1, or HTTPS with `--tls-cert` and `--tls-key`; requests are stamped with
+    /// their arrival (``ArrivalStamp``).
+    private func makeServerBuilder(origin: ContinuousClock.Instant) throws(StartError) -> HTTPServerBuilder {
+        let http1 = HTTPServerBuilder.http1(configuration: .init(additionalChannelHandlers: [ArrivalStamp(origin: origin)]))
         switch (configuration.tlsCertificatePath, configuration.tlsKeyPath) {
         case (nil, nil):
-            return .http1()
+            return http1
         case (let certificatePath?, let keyPath?):
             do {
                 let chain = try NIOSSLCertificate.fromPEMFile(certificatePath).map { NIOSSLCertificateSource.certificate($0) }
                 let key = try NIOSSLPrivateKey(file: keyPath, format: .pem)
-                return try .tls(.http1(), tlsConfiguration: .makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key)))
+                return try .tls(http1, tlsConfiguration: .makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key)))
             } catch {
                 throw StartError(description: "\(certificatePath), \(keyPath): cannot load the TLS certificate and key (\(error))")
             }
@@ -196,12 +199,14 @@ struct EmulatorRequestContext: RequestContext {
 struct EmulatorResponder: HTTPResponder {
     typealias Context = EmulatorRequestContext
     let engine: OrgEngine
+    /// The instant ``ArrivalStamp`` counts from.
+    let origin: ContinuousClock.Instant
 
     func respond(to request: Request, context: EmulatorRequestContext) async throws -> Response {
-        let arrival = ContinuousClock.now
+        let arrival = ArrivalStamp.arrival(in: request.headers, origin: origin) ?? ContinuousClock.now
         let buffer = try await request.body.collect(upTo: 200 * 1024 * 1024)
         var headers: [String: String] = [:]
-        for field in request.headers { headers[field.name.canonicalName] = field.value }
+        for field in request.headers where field.name != ArrivalStamp.field { headers[field.name.canonicalName] = field.value }
         let uri = request.uri
         // Form decoding: clients send spaces as `+` (simple-salesforce, curl --data-urlencode).
         let query = OrgEngine.formFields(uri.query ?? "")

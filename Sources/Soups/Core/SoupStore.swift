@@ -90,7 +90,7 @@ public final class SoupStore: Sendable {
     /// for a new database).
     static func createPrivateFiles(_ paths: [String]) {
         for path in paths where !FileManager.default.fileExists(atPath: path) {
-            FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
+            _ = FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
         }
     }
 

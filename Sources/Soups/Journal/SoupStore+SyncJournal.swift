@@ -34,8 +34,9 @@ extension SoupStore {
         }
     }
 
-    /// Moves journal entries' send time and settle-by deadline to a new attempt of their request
-    /// (the earlier attempt was refused, so only the new one can be applied).
+    /// Moves journal entries' send time and settle-by deadline to an attempt of their request
+    /// leaving later than they were stamped (a retry after a refusal, which applied nothing, or a
+    /// first attempt that waited for a connection).
     public func restampJournal(ids: [Int64], sentAt: Int64, serverSentAt: Int64, settledBy: Int64) async throws {
         try await pool.write { db in
             for chunk in ids.chunked(into: 500) {

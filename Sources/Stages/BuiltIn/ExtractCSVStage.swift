@@ -1,5 +1,6 @@
 import Connectors
 import Foundation
+import Formats
 import JSON
 
 /// `extract.csv`: streams an RFC 4180 CSV file (header row) into the stage's dataset. `columns`

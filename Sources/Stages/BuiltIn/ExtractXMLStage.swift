@@ -1,6 +1,7 @@
 import Connectors
 import Dispatch
 import Foundation
+import Formats
 import JSON
 import Synchronization
 

@@ -7,10 +7,13 @@ import Soups
 /// we do not use reported as warnings.
 struct MobileSDKConfigDecoder {
     var file: String
+    /// The sync targets a sync may name.
+    let registry: StageRegistry
     var diagnostics: [PipelineDiagnostic] = []
 
-    init(file: String) {
+    init(file: String, registry: StageRegistry) {
         self.file = file
+        self.registry = registry
     }
 
     mutating func error(_ path: String, _ message: String) {
@@ -150,16 +153,22 @@ struct MobileSDKConfigDecoder {
     }
 
     private mutating func checkTarget(_ target: JSONObject, type: SyncState.SyncType, path: String, soups: [SoupSpec]) {
-        warnUnknownKeys(target, known: Self.knownTargetKeys, path: path)
-        if type == .syncDown {
-            let kind = target["type"]?.stringValue
-            if kind != "soql" && kind != "parent_children" {
-                error("\(path).type", "a sync-down target's type must be \"soql\" or \"parent_children\", not \(target["type"]?.jsonString ?? "missing")")
-            }
-            if kind == "soql" && target["query"]?.stringValue == nil { error("\(path).query", "is required for a soql target") }
+        let kind = type == .syncUp ? "sync-up" : "sync-down"
+        let registered = registry.syncTargetNames(type).joined(separator: ", ").ifEmpty("none")
+        guard let (name, key) = SyncDefinition.targetName(of: target, type: type) else {
+            error("\(path).type", "is required: the \(kind) target to use (registered: \(registered))")
+            return
         }
-        let isParentChildren = (type == .syncDown && target["type"]?.stringValue == "parent_children")
-            || (type == .syncUp && SyncDefinition.syncUpTargetKind(of: target) == .parentChildren)
+        let found = type == .syncUp ? registry.syncUpTarget(named: name)?.name : registry.syncDownTarget(named: name)?.name
+        guard let found else {
+            error("\(path).\(key)", "no \(kind) target named \"\(name)\" is registered (registered: \(registered), and Mobile SDK's class names for them)")
+            return
+        }
+        // A target of the user's own reads keys of its own.
+        guard StageRegistry.builtIn.syncTargetNames(type).contains(found) else { return }
+        warnUnknownKeys(target, known: Self.knownTargetKeys, path: path)
+        if type == .syncDown && found == "soql" && target["query"]?.stringValue == nil { error("\(path).query", "is required for a soql target") }
+        let isParentChildren = found == "parent_children"
         guard isParentChildren else { return }
         for key in ["parent", "children"] {
             guard let info = target[key]?.objectValue else {

@@ -23,7 +23,7 @@ public struct PipelineLoader: Sendable {
     public func load(path: String) throws(PipelineValidationError) -> PipelineDefinition {
         let file = PathResolver.absolute(path, relativeTo: FileManager.default.currentDirectoryPath)
         let directory = (file as NSString).deletingLastPathComponent
-        var context = LoadContext(file: file, directory: directory, variables: variables.variables)
+        var context = LoadContext(file: file, directory: directory, registry: registry, variables: variables.variables)
 
         guard let raw = context.readJSON(file) else { throw PipelineValidationError(context.errors) }
         guard let rawObject = raw.objectValue else {
@@ -53,7 +53,7 @@ public struct PipelineLoader: Sendable {
         let soups = context.soups(resolved["soups"])
         let syncs = context.syncs(resolved["syncs"], soups: soups)
         let org = context.org(resolved: resolved["org"], raw: rawObject["org"], store: store)
-        let stages = context.stages(resolved["stages"], registry: registry, soups: soups, syncs: syncs)
+        let stages = context.stages(resolved["stages"], soups: soups, syncs: syncs)
         context.checkGraph(stages, declaredIds: Self.declaredIds(resolved["stages"]))
 
         if !context.errors.isEmpty { throw PipelineValidationError(context.errors) }
@@ -80,6 +80,8 @@ public struct PipelineLoader: Sendable {
 struct LoadContext {
     let file: String
     let directory: String
+    /// The stage types and sync targets names resolve to.
+    let registry: StageRegistry
     /// The variables in force, for `:VAR` binds.
     var variables: [String: String] = [:]
     var diagnostics: [PipelineDiagnostic] = []
@@ -149,12 +151,12 @@ struct LoadContext {
         if let path = value.stringValue {
             let absolute = PathResolver.absolute(path, relativeTo: directory)
             guard let document = readJSON(absolute) else { return [] }
-            var decoder = MobileSDKConfigDecoder(file: absolute)
+            var decoder = MobileSDKConfigDecoder(file: absolute, registry: registry)
             let specs = decoder.soups(from: document, path: "")
             diagnostics += decoder.diagnostics
             return specs
         }
-        var decoder = MobileSDKConfigDecoder(file: file)
+        var decoder = MobileSDKConfigDecoder(file: file, registry: registry)
         let specs = decoder.soups(from: value, path: "soups")
         diagnostics += decoder.diagnostics
         return specs
@@ -166,11 +168,11 @@ struct LoadContext {
         if let path = value.stringValue {
             let absolute = PathResolver.absolute(path, relativeTo: directory)
             guard let document = readJSON(absolute) else { return [] }
-            var decoder = MobileSDKConfigDecoder(file: absolute)
+            var decoder = MobileSDKConfigDecoder(file: absolute, registry: registry)
             syncs = decoder.syncs(from: document, path: "", soups: soups)
             diagnostics += decoder.diagnostics
         } else {
-            var decoder = MobileSDKConfigDecoder(file: file)
+            var decoder = MobileSDKConfigDecoder(file: file, registry: registry)
             syncs = decoder.syncs(from: value, path: "syncs", soups: soups)
             diagnostics += decoder.diagnostics
         }
@@ -329,7 +331,7 @@ struct LoadContext {
 
     // MARK: stages
 
-    mutating func stages(_ value: JSONValue?, registry: StageRegistry, soups: [SoupSpec], syncs: [SyncDefinition]) -> [StageDefinition] {
+    mutating func stages(_ value: JSONValue?, soups: [SoupSpec], syncs: [SyncDefinition]) -> [StageDefinition] {
         guard let value else {
             error("stages", "is required (an array of stages)")
             return []
@@ -365,7 +367,8 @@ struct LoadContext {
             var settingsObject = JSONObject()
             for (key, member) in object where !PipelineLoader.edgeKeys.contains(key) { settingsObject[key] = member }
             let settings = StageSettings(object: settingsObject, stageId: id, path: path, file: file, baseDirectory: directory,
-                                         soups: soups, syncs: syncs, variables: variables)
+                                         soups: soups, syncs: syncs, variables: variables,
+                                         registry: registry)
             do {
                 let stage = try stageType.init(settings: settings)
                 settings.reportUnusedKeys()

@@ -23,11 +23,13 @@ public final class StageSettings {
     public let syncs: [SyncDefinition]
     /// The variables in force, for `:VAR` binds in SOQL.
     let variables: [String: String]
+    /// The stage types and sync targets the pipeline is loaded with.
+    public let registry: StageRegistry
     private(set) var used: Set<String> = []
     private(set) var diagnostics: [PipelineDiagnostic] = []
 
     init(object: JSONObject, stageId: String, path: String, file: String, baseDirectory: String,
-         soups: [SoupSpec], syncs: [SyncDefinition], variables: [String: String] = [:]) {
+         soups: [SoupSpec], syncs: [SyncDefinition], variables: [String: String] = [:], registry: StageRegistry = .builtIn) {
         self.object = object
         self.stageId = stageId
         self.path = path
@@ -36,6 +38,7 @@ public final class StageSettings {
         self.soups = soups
         self.syncs = syncs
         self.variables = variables
+        self.registry = registry
     }
 
     /// SOQL text (a query or a WHERE condition) with its `:VAR` binds replaced by the variables'

@@ -3,16 +3,6 @@ import Soups
 
 /// A named sync from `usersyncs.json` (or the inline `syncs` array), read as Mobile SDK writes it.
 public struct SyncDefinition: Sendable {
-    /// Which sync-up target class a sync names (SPEC §3).
-    public enum SyncUpTargetKind: String, Sendable {
-        case rest, batch, collection, parentChildren = "parent_children"
-    }
-
-    /// Which sync-down target a sync names.
-    public enum SyncDownTargetKind: String, Sendable {
-        case soql, parentChildren = "parent_children"
-    }
-
     public var name: String
     public var type: SyncState.SyncType
     public var soupName: String
@@ -22,31 +12,27 @@ public struct SyncDefinition: Sendable {
     public var file: String
     public var path: String
 
-    /// The sync-up target class, from `iOSImpl` / `AndroidImpl` when present, else `type`, else
-    /// the collection target — as Mobile SDK chooses it.
-    public var syncUpTargetKind: SyncUpTargetKind {
-        Self.syncUpTargetKind(of: target)
+    public init(name: String, type: SyncState.SyncType, soupName: String, target: JSONObject, options: JSONObject = [:],
+                file: String = "", path: String = "") {
+        self.name = name
+        self.type = type
+        self.soupName = soupName
+        self.target = target
+        self.options = options
+        self.file = file
+        self.path = path
     }
 
-    static func syncUpTargetKind(of target: JSONObject) -> SyncUpTargetKind {
-        let impl = target["iOSImpl"]?.stringValue ?? target["AndroidImpl"]?.stringValue ?? target["androidImpl"]?.stringValue
-        if let impl {
-            if impl.hasSuffix("ParentChildrenSyncUpTarget") { return .parentChildren }
-            if impl.hasSuffix("BatchSyncUpTarget") { return .batch }
-            if impl.hasSuffix("CollectionSyncUpTarget") { return .collection }
-            if impl.hasSuffix("SyncUpTarget") { return .rest }
-        }
-        switch target["type"]?.stringValue {
-        case "rest": return .rest
-        case "batch": return .batch
-        case "parent_children": return .parentChildren
-        default: return .collection
-        }
-    }
+    /// The target the sync names, as Mobile SDK chooses it: `iOSImpl` / `AndroidImpl` when
+    /// present, else `type`; a sync up naming none uses the collection target.
+    public var targetName: String? { Self.targetName(of: target, type: type)?.name }
 
-    /// The sync-down target kind named by `type`, or `nil` when it is not one we run.
-    public var syncDownTargetKind: SyncDownTargetKind? {
-        SyncDownTargetKind(rawValue: target["type"]?.stringValue ?? "")
+    /// The target name in `target` and the key that gives it.
+    static func targetName(of target: JSONObject, type: SyncState.SyncType) -> (name: String, key: String)? {
+        for key in ["iOSImpl", "AndroidImpl", "androidImpl", "type"] {
+            if let name = target[key]?.stringValue { return (name, key) }
+        }
+        return type == .syncUp ? ("collection", "type") : nil
     }
 
     /// The state this sync starts in when first stored.

@@ -1,5 +1,6 @@
 import Connectors
 import Foundation
+import Formats
 
 /// Writes `rejects/<stage id>.csv` in the report directory (`line,reason,raw`), created on the
 /// first reject. `line` is the physical line a row starts on (files) or the 1-based position of the

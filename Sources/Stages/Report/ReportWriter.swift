@@ -1,5 +1,6 @@
 import Connectors
 import Foundation
+import Formats
 import JSON
 
 /// Writes a run's report files: `report.json` always, and `report.md`, `report.html` and

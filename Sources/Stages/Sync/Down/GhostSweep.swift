@@ -1,9 +1,12 @@
 import JSON
 import Soups
 
-/// Deletes, page by page, the clean entries a sync wrote that a predicate calls ghosts.
-enum GhostSweep {
-    static func remove(in store: SoupStore, soup: String, syncId: Int64, object: String,
+/// Deletes, page by page, the clean entries a sync wrote that a predicate calls ghosts — the
+/// sweep behind every target's ``SyncDownTarget/cleanGhosts(in:)``.
+public enum GhostSweep {
+    /// Removes the clean entries of `soup` written by sync `syncId` that `isGhost` picks, except
+    /// those `keeping` protects (given each page's candidates); returns `ghostsRemoved` for `object`.
+    public static func remove(in store: SoupStore, soup: String, syncId: Int64, object: String,
                        keeping: @Sendable ([JSONObject]) async throws -> Set<Int64> = { _ in [] },
                        isGhost: @Sendable (JSONObject) -> Bool) async throws -> StageResult {
         var result = StageResult()

@@ -1,4 +1,5 @@
 import Connectors
+import Formats
 import JSON
 import SOQL
 import Soups
@@ -163,9 +164,9 @@ public struct ParentChildrenSyncDownTarget: SyncDownTarget {
         var remoteChildren = Set<String>()
         for try await page in context.client.queryPages(ids) {
             for record in page.records {
-                remoteParents.insert(RecordIdKey.of(record[parent.idFieldName]))
+                remoteParents.insert(SalesforceId.key(record[parent.idFieldName]))
                 for child in record[children.sobjectTypePlural]?["records"]?.arrayValue ?? [] {
-                    remoteChildren.insert(RecordIdKey.of(child[children.idFieldName]))
+                    remoteChildren.insert(SalesforceId.key(child[children.idFieldName]))
                 }
             }
         }
@@ -179,12 +180,26 @@ public struct ParentChildrenSyncDownTarget: SyncDownTarget {
                 return Set(candidates.filter { entry in entry[idField].flatMap { kids[$0] }?.contains(where: \.isDirty) ?? false }
                     .compactMap(\.soupEntryId))
             },
-            isGhost: { !parentsKept.contains(RecordIdKey.of($0[idField])) })
+            isGhost: { !parentsKept.contains(SalesforceId.key($0[idField])) })
         let childIdField = children.idFieldName
         let childResult = try await GhostSweep.remove(in: store, soup: childSoup, syncId: context.syncId, object: children.sobjectType) {
-            !childrenKept.contains(RecordIdKey.of($0[childIdField]))
+            !childrenKept.contains(SalesforceId.key($0[childIdField]))
         }
         for (object, counts) in childResult.byObject { for (key, value) in counts { result.add(key, value, object: object) } }
         return result
+    }
+}
+
+extension ParentChildrenSyncDownTarget {
+    /// The target a sync's JSON describes, as Mobile SDK reads it.
+    public init(sync: SyncDefinition, settings: StageSettings) throws {
+        let json = sync.target
+        try self.init(parent: ParentInfo(json: json["parent"]?.objectValue ?? JSONObject()),
+                      children: ChildrenInfo(json: json["children"]?.objectValue ?? JSONObject()),
+                      parentFieldlist: json["parentFieldlist"]?.arrayValue?.compactMap(\.stringValue) ?? [],
+                      childrenFieldlist: json["childrenFieldlist"]?.arrayValue?.compactMap(\.stringValue) ?? [],
+                      parentSoqlFilter: json["parentSoqlFilter"]?.stringValue,
+                      relationship: RelationshipType(rawValue: json["relationshipType"]?.stringValue ?? "") ?? .masterDetail,
+                      batchSize: json["maxBatchSize"]?.integerValue.map(Int.init))
     }
 }

@@ -1,4 +1,5 @@
 import Connectors
+import Formats
 import JSON
 import SOQL
 import Soups
@@ -79,11 +80,23 @@ public struct SOQLSyncDownTarget: SyncDownTarget {
         if idsQuery.limit == nil && idsQuery.offset == nil { idsQuery.orderBy = [] }
         var remote = Set<String>()
         for try await page in context.client.queryPages(idsQuery) {
-            for record in page.records { remote.insert(RecordIdKey.of(record[idFieldName])) }
+            for record in page.records { remote.insert(SalesforceId.key(record[idFieldName])) }
         }
         let remoteIds = remote, idField = idFieldName
         return try await GhostSweep.remove(in: context.store, soup: soupName, syncId: context.syncId, object: query.from.name) { entry in
-            !remoteIds.contains(RecordIdKey.of(entry[idField]))
+            !remoteIds.contains(SalesforceId.key(entry[idField]))
         }
+    }
+}
+
+extension SOQLSyncDownTarget {
+    /// The target a sync's JSON describes (`query`, `idFieldName`, `modificationDateFieldName`,
+    /// `maxBatchSize`, `bulk`); a query that does not parse throws its ``SOQLError``.
+    public init(sync: SyncDefinition, settings: StageSettings) throws {
+        let json = sync.target
+        try self.init(query: json["query"]?.stringValue ?? "", soupName: sync.soupName,
+                      idFieldName: json["idFieldName"]?.stringValue ?? "Id",
+                      modificationDateFieldName: json["modificationDateFieldName"]?.stringValue ?? "LastModifiedDate",
+                      batchSize: json["maxBatchSize"]?.integerValue.map(Int.init), bulk: json["bulk"]?.boolValue ?? false)
     }
 }

@@ -22,39 +22,22 @@ public struct SyncDownStage: Stage {
         try await Self.run(sync: sync, target: target, incremental: false, context: context)
     }
 
-    /// The sync-down sync named by `sync`, and its target.
+    /// The sync-down sync named by `sync`, and its target (built by the maker registered under
+    /// the name the sync gives).
     static func resolve(_ settings: StageSettings) throws -> (SyncDefinition, any SyncDownTarget) {
         guard let sync = settings.sync("sync", type: .syncDown) else { throw StageSettingsInvalid() }
+        guard let name = sync.targetName, let registered = settings.registry.syncDownTarget(named: name) else {
+            settings.report("sync", "sync \"\(sync.name)\" names no registered sync-down target (registered: \(settings.registry.syncTargetNames(.syncDown).joined(separator: ", ")))")
+            throw StageSettingsInvalid()
+        }
         do {
-            return (sync, try target(for: sync))
+            return (sync, try registered.make(sync, settings))
         } catch let error as SOQLError {
             settings.report("sync", "sync \"\(sync.name)\": \(error.errorCode.rawValue) at row \(error.row), column \(error.column): \(error.detail)")
             throw StageSettingsInvalid()
         } catch let error as StageFailure {
             settings.report("sync", "sync \"\(sync.name)\": \(error.message)")
             throw StageSettingsInvalid()
-        }
-    }
-
-    /// The target a sync-down sync's JSON describes.
-    static func target(for sync: SyncDefinition) throws -> any SyncDownTarget {
-        let json = sync.target
-        switch sync.syncDownTargetKind {
-        case .parentChildren?:
-            return try ParentChildrenSyncDownTarget(
-                parent: ParentInfo(json: json["parent"]?.objectValue ?? JSONObject()),
-                children: ChildrenInfo(json: json["children"]?.objectValue ?? JSONObject()),
-                parentFieldlist: json["parentFieldlist"]?.arrayValue?.compactMap(\.stringValue) ?? [],
-                childrenFieldlist: json["childrenFieldlist"]?.arrayValue?.compactMap(\.stringValue) ?? [],
-                parentSoqlFilter: json["parentSoqlFilter"]?.stringValue,
-                relationship: RelationshipType(rawValue: json["relationshipType"]?.stringValue ?? "") ?? .masterDetail,
-                batchSize: json["maxBatchSize"]?.integerValue.map(Int.init))
-        case .soql?, nil:
-            return try SOQLSyncDownTarget(
-                query: json["query"]?.stringValue ?? "", soupName: sync.soupName,
-                idFieldName: json["idFieldName"]?.stringValue ?? "Id",
-                modificationDateFieldName: json["modificationDateFieldName"]?.stringValue ?? "LastModifiedDate",
-                batchSize: json["maxBatchSize"]?.integerValue.map(Int.init), bulk: json["bulk"]?.boolValue ?? false)
         }
     }
 

@@ -47,6 +47,13 @@ public struct SyncDownContext: Sendable {
     /// The sync's id, written into `__sync_id__`.
     public var syncId: Int64
     public var mergeMode: MergeMode
+
+    public init(client: any OrgClient, store: SoupStore, syncId: Int64, mergeMode: MergeMode) {
+        self.client = client
+        self.store = store
+        self.syncId = syncId
+        self.mergeMode = mergeMode
+    }
 }
 
 /// What storing one page did.
@@ -82,12 +89,12 @@ public struct SyncDownPageOutcome: Sendable {
 extension SyncDownTarget {
     /// `field >= since` as a SOQL condition (org timestamps have whole seconds: `>=` misses nothing
     /// changed in the same second as the last sync; what comes again is stored unchanged).
-    static func changedSince(_ field: String, _ since: Int64) throws -> SOQLCondition {
+    public static func changedSince(_ field: String, _ since: Int64) throws -> SOQLCondition {
         try .compare(field, .greaterThanOrEqual, .dateTime(instant(since)))
     }
 
     /// `field < since` as a SOQL condition: unchanged since `since`.
-    static func unchangedSince(_ field: String, _ since: Int64) throws -> SOQLCondition {
+    public static func unchangedSince(_ field: String, _ since: Int64) throws -> SOQLCondition {
         try .compare(field, .lessThan, .dateTime(instant(since)))
     }
 

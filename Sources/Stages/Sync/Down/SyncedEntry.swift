@@ -2,15 +2,16 @@ import JSON
 import Soups
 
 /// How a record from the org becomes a soup entry: it replaces the stored entry (keeping its
-/// `_soupEntryId`), carries `__sync_id__`, and is clean.
-enum SyncedEntry {
+/// `_soupEntryId`), carries `__sync_id__`, and is clean. A custom ``SyncDownTarget`` stores
+/// its records through it, as the built-in targets do.
+public enum SyncedEntry {
     /// What storing `record` over `existing` means for the counts.
-    enum Change {
+    public enum Change: Sendable {
         case created, updated, unchanged
     }
 
     /// The entry to save, and the count it makes.
-    static func make(_ record: JSONObject, over existing: JSONObject?, syncId: Int64) -> (entry: JSONObject, change: Change) {
+    public static func make(_ record: JSONObject, over existing: JSONObject?, syncId: Int64) -> (entry: JSONObject, change: Change) {
         var entry = record
         entry[SyncField.syncId] = .integer(syncId)
         entry.markClean()
@@ -22,7 +23,7 @@ enum SyncedEntry {
 
     /// Stores `record` over `existing` through `changes` (nothing to write when it is unchanged)
     /// and counts the change for `object`.
-    static func save(_ record: JSONObject, over existing: JSONObject?, syncId: Int64, in soup: String, object: String,
+    public static func save(_ record: JSONObject, over existing: JSONObject?, syncId: Int64, in soup: String, object: String,
                      changes: inout SoupChangeSet, result: inout StageResult) {
         let (entry, change) = make(record, over: existing, syncId: syncId)
         result.add(countKey(change), object: object)
@@ -30,7 +31,7 @@ enum SyncedEntry {
     }
 
     /// The count key of a change.
-    static func countKey(_ change: Change) -> String {
+    public static func countKey(_ change: Change) -> String {
         switch change {
         case .created: return StageCounts.created
         case .updated: return StageCounts.updated

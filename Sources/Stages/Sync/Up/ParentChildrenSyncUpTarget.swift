@@ -98,3 +98,25 @@ public struct ParentChildrenSyncUpTarget: SyncUpTarget {
         }
     }
 }
+
+extension ParentChildrenSyncUpTarget {
+    /// The target a sync's JSON describes, as Mobile SDK reads it; the parent's field lists fall
+    /// back to the options' `fieldlist`.
+    public init(sync: SyncDefinition, settings: StageSettings) throws {
+        let json = sync.target
+        guard let parent = json["parent"]?.objectValue, let children = json["children"]?.objectValue else {
+            settings.report(sync.path.isEmpty ? "target" : nil, "a parent-children target needs \"parent\" and \"children\"")
+            throw StageSettingsInvalid()
+        }
+        let fieldlist = sync.options["fieldlist"]?.arrayValue?.compactMap(\.stringValue)
+        func list(_ keys: String...) -> [String]? {
+            for key in keys { if let values = json[key]?.arrayValue { return values.compactMap(\.stringValue) } }
+            return nil
+        }
+        self.init(parent: ParentInfo(json: parent), children: ChildrenInfo(json: children),
+                  relationship: RelationshipType(rawValue: json["relationshipType"]?.stringValue ?? "") ?? .masterDetail,
+                  parentCreateFieldlist: list("createFieldlist", "parentCreateFieldlist") ?? fieldlist,
+                  parentUpdateFieldlist: list("updateFieldlist", "parentUpdateFieldlist") ?? fieldlist,
+                  childrenCreateFieldlist: list("childrenCreateFieldlist"), childrenUpdateFieldlist: list("childrenUpdateFieldlist"))
+    }
+}

@@ -1,9 +1,9 @@
 import JSON
 import Soups
 
-/// Mobile Sync's single-soup sync-up targets (REST, batch, collection): each dirty entry is a
-/// tree of one record, its object type taken from `attributes.type`.
-public struct SoupSyncUpTarget: SyncUpTarget {
+/// Mobile Sync's single-soup sync-up targets (REST, batch, collection), which differ only in
+/// the transport they prefer.
+public struct SoupSyncUpTarget: SingleSoupSyncUpTarget {
     public var soupName: String
     public var idFieldName: String
     public var modificationDateFieldName: String
@@ -11,9 +11,6 @@ public struct SoupSyncUpTarget: SyncUpTarget {
     public var createFieldlist: [String]?
     public var updateFieldlist: [String]?
     public var preferredTransport: SyncUpTransport
-    public var hasChildren: Bool { false }
-    public func idFieldName(inSoup soup: String) -> String { idFieldName }
-    public func externalIdFieldName(inSoup soup: String) -> String? { externalIdFieldName }
 
     public init(soupName: String, idFieldName: String = "Id", modificationDateFieldName: String = "LastModifiedDate",
                 externalIdFieldName: String? = nil, createFieldlist: [String]? = nil, updateFieldlist: [String]? = nil,
@@ -26,22 +23,19 @@ public struct SoupSyncUpTarget: SyncUpTarget {
         self.updateFieldlist = updateFieldlist
         self.preferredTransport = preferredTransport
     }
+}
 
-    public func candidateIds(in store: SoupStore) async throws -> [Int64] {
-        try await store.dirtyEntryIds(in: soupName)
-    }
-
-    public func trees(for ids: [Int64], in store: SoupStore) async throws -> [SyncUpTree] {
-        try await store.retrieve(ids: ids, from: soupName).map { entry in
-            SyncUpTree(parent: record(entry))
-        }
-    }
-
-    func record(_ entry: JSONObject) -> SyncUpRecord {
-        let type = entry["attributes"]?["type"]?.stringValue
-        return SyncUpRecord(
-            soup: soupName, entry: entry, objectType: type?.isEmpty == false ? type : nil, idField: idFieldName,
-            modificationDateField: modificationDateFieldName, externalIdField: externalIdFieldName,
-            createFields: createFieldlist, updateFields: updateFieldlist)
+extension SoupSyncUpTarget {
+    /// The target a sync's JSON describes, as Mobile SDK reads it (`createFieldlist`,
+    /// `updateFieldlist`, else the options' `fieldlist`), sending through `transport` by default.
+    public init(sync: SyncDefinition, settings: StageSettings, transport: SyncUpTransport) throws {
+        let json = sync.target
+        let fieldlist = sync.options["fieldlist"]?.arrayValue?.compactMap(\.stringValue)
+        self.init(soupName: sync.soupName, idFieldName: json["idFieldName"]?.stringValue ?? "Id",
+                  modificationDateFieldName: json["modificationDateFieldName"]?.stringValue ?? "LastModifiedDate",
+                  externalIdFieldName: json["externalIdFieldName"]?.stringValue,
+                  createFieldlist: json["createFieldlist"]?.arrayValue?.compactMap(\.stringValue) ?? fieldlist,
+                  updateFieldlist: json["updateFieldlist"]?.arrayValue?.compactMap(\.stringValue) ?? fieldlist,
+                  preferredTransport: transport)
     }
 }

@@ -1,13 +1,16 @@
 import Connectors
+import Formats
 import JSON
 import SOQL
 
 /// LEAVE_IF_CHANGED's check, batched: reads the server's modification dates of every record of a
 /// page of trees in a few requests (parents with their children in one subquery, 200 trees a
-/// query; single records through sObject Collections, 200 a request) and finds the trees where a server record changed after the local copy, or is gone.
-/// Dates are compared as instants.
+/// query; single records through sObject Collections, 200 a request) and finds the trees where a
+/// server record is gone, or the target says the local copy is not newer than it
+/// (``SyncUpTarget/isNewerThanServer(_:serverModificationDate:)``).
 struct SyncUpConflictChecker {
     let client: any OrgClient
+    let target: any SyncUpTarget
 
     /// The trees that must be left alone, by position, with the reason.
     func conflicts(in trees: [SyncUpTree]) async throws -> [Int: String] {
@@ -36,9 +39,9 @@ struct SyncUpConflictChecker {
                 let soql = "SELECT Id, \(parentField), (SELECT Id, \(group.childField) FROM \(group.relationship)) FROM \(type) "
                     + "WHERE Id IN (\(chunk.map(SOQL.quote).joined(separator: ", ")))"
                 for try await record in client.query(soql) {
-                    remote[RecordIdKey.of(record["Id"])] = ServerTimestamp.milliseconds(record[parentField])
+                    remote[SalesforceId.key(record["Id"])] = ServerTimestamp.milliseconds(record[parentField])
                     for child in record[group.relationship]?["records"]?.arrayValue ?? [] {
-                        remote[RecordIdKey.of(child["Id"])] = ServerTimestamp.milliseconds(child[group.childField])
+                        remote[SalesforceId.key(child["Id"])] = ServerTimestamp.milliseconds(child[group.childField])
                     }
                 }
             }
@@ -48,15 +51,16 @@ struct SyncUpConflictChecker {
             let parentGone = tree.parent.isLocallyDeleted && tree.relationship == .masterDetail
             for (position, record) in tree.records.enumerated() where record.hasServerId {
                 let locallyDeleted = record.isLocallyDeleted || (position > 0 && parentGone)
-                guard let found = remote[RecordIdKey.of(record.entry[record.idField])] else {
+                guard let found = remote[SalesforceId.key(record.entry[record.idField])] else {
                     if locallyDeleted { continue }
                     conflicts[index] = "\(record.objectType ?? "record") \(record.id ?? "") was deleted on the server"
                     break
                 }
-                guard let local = ServerTimestamp.milliseconds(record.entry[record.modificationDateField]) else { continue }
-                if let found, found > local {
-                    conflicts[index] = "\(record.objectType ?? "record") \(record.id ?? "") changed on the server at "
-                        + "\(ServerTimestamp.soqlLiteral(found)), after the local copy of \(ServerTimestamp.soqlLiteral(local))"
+                if !target.isNewerThanServer(record, serverModificationDate: found) {
+                    let local = ServerTimestamp.milliseconds(record.entry[record.modificationDateField])
+                    conflicts[index] = "\(record.objectType ?? "record") \(record.id ?? "") changed on the server"
+                        + (found.map { " at \(ServerTimestamp.soqlLiteral($0))" } ?? "")
+                        + (local.map { ", after the local copy of \(ServerTimestamp.soqlLiteral($0))" } ?? "")
                     break
                 }
             }

@@ -1,5 +1,6 @@
 import Connectors
 import Foundation
+import Formats
 import JSON
 import SOQL
 import Soups
@@ -92,18 +93,18 @@ struct SyncUpCreateFinder {
         let idField = target.idFieldName(inSoup: soup)
         let holders = try await store.entries(in: soup, where: idField, in: records.compactMap { $0["Id"] })
         var claimed: [String: Set<Int64>] = [:]
-        for (id, owners) in holders { claimed[RecordIdKey.of(id), default: []].formUnion(owners.compactMap(\.soupEntryId)) }
+        for (id, owners) in holders { claimed[SalesforceId.key(id), default: []].formUnion(owners.compactMap(\.soupEntryId)) }
 
         var matches: [Int64: Match] = [:]
         for (journal, parentId) in batch {
             let start = journal.serverSentAt ?? journal.sentAt
             let window = (start - Self.slackMs)...(start + windowMs + Self.slackMs)
             let ids = records.filter { record in
-                guard RecordIdKey.of(record["CreatedById"]) == RecordIdKey.of(.string(userId)),
+                guard SalesforceId.key(record["CreatedById"]) == SalesforceId.key(.string(userId)),
                       let created = ServerTimestamp.milliseconds(record["CreatedDate"]), window.contains(created) else { return false }
                 if let link = journal.link, let field = canonical(link.field),
-                   RecordIdKey.of(record[field]) != RecordIdKey.of(parentId.map(JSONValue.string)) { return false }
-                let owners = claimed[RecordIdKey.of(record["Id"])] ?? []
+                   SalesforceId.key(record[field]) != SalesforceId.key(parentId.map(JSONValue.string)) { return false }
+                let owners = claimed[SalesforceId.key(record["Id"])] ?? []
                 if !owners.subtracting([journal.entryId]).isEmpty { return false }
                 return journal.payload.allSatisfy { name, value in
                     guard let field = canonical(name) else { return true }

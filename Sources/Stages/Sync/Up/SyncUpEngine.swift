@@ -1,5 +1,6 @@
 import Connectors
 import Foundation
+import Formats
 import JSON
 import Logging
 import Soups
@@ -198,7 +199,8 @@ struct SyncUpEngine {
         for (index, tree) in trees.enumerated() {
             for (position, record) in tree.records.enumerated() { originalIds[RecordKey(tree: index, child: position == 0 ? nil : position - 1)] = record.id }
         }
-        let conflicts = settings.mergeMode == .leaveIfChanged ? try await SyncUpConflictChecker(client: client).conflicts(in: trees) : [:]
+        let conflicts = settings.mergeMode == .leaveIfChanged
+            ? try await SyncUpConflictChecker(client: client, target: target).conflicts(in: trees) : [:]
         for (index, reason) in conflicts {
             for (position, record) in trees[index].records.enumerated() where record.isDirty {
                 let key = RecordKey(tree: index, child: position == 0 ? nil : position - 1)
@@ -238,7 +240,7 @@ struct SyncUpEngine {
                 break
             }
             let sender = SyncUpSender(client: client, store: store, syncName: settings.syncName, maxInFlight: settings.maxInFlight,
-                                      checkBudget: budgetCheck)
+                                      writer: target as? any SyncUpRecordWriter, checkBudget: budgetCheck)
             results.outcomes = outcomes
             let phases = SyncUpPacker(transport: transport).phases(operations)
             do {
@@ -275,7 +277,7 @@ struct SyncUpEngine {
         }
         for (type, group) in Dictionary(grouping: candidates, by: { trees[$0].parent.objectType ?? "" }) {
             let existing = try await client.existingRecords(type, ids: group.compactMap { trees[$0].parent.id }, fields: ["Id"])
-            for index in group where existing[RecordIdKey.of(trees[index].parent.entry[trees[index].parent.idField])] == nil {
+            for index in group where existing[SalesforceId.key(trees[index].parent.entry[trees[index].parent.idField])] == nil {
                 applier.recreateParent(&trees[index])
             }
         }
@@ -309,7 +311,7 @@ struct SyncUpEngine {
             let current = try await client.existingRecords(type, ids: ids, fields: [group.field])
             for key in group.keys {
                 let record = trees[key.tree][key.child]
-                if let date = current[RecordIdKey.of(record.entry[record.idField])]?[group.field] {
+                if let date = current[SalesforceId.key(record.entry[record.idField])]?[group.field] {
                     trees[key.tree][key.child].entry[group.field] = date
                 }
             }

@@ -1,5 +1,6 @@
 import Connectors
 import Foundation
+import Formats
 import JSON
 import SOQL
 import Soups
@@ -138,7 +139,7 @@ struct SyncUpJournalReconciler {
                     let found = try? await reconciler.client.existingRecords(type, ids: chunk.compactMap(\.recordId), fields: fields)
                     for journal in chunk {
                         let key = EntryKey(soup: journal.soupName, id: journal.entryId)
-                        guard let record = found?[RecordIdKey.of(journal.recordId.map(JSONValue.string))], var entry = entries[key],
+                        guard let record = found?[SalesforceId.key(journal.recordId.map(JSONValue.string))], var entry = entries[key],
                               journal.payload.allSatisfy({ SyncUpValueMatch.same(sent: $0.value, stored: record[$0.key]) }),
                               journal.payload.allSatisfy({ entry[$0.key] == $0.value }) else { continue }
                         if let date = record[dateField] { entry[dateField] = date }

@@ -25,6 +25,12 @@ enum SyncUpRequest: Sendable {
         case .graph(let graphs): return graphs.flatMap { $0 }
         }
     }
+
+    /// `true` for a Bulk API job.
+    var isBulk: Bool {
+        if case .bulk = self { return true }
+        return false
+    }
 }
 
 /// Packs the writes of a page of trees into phases of requests: requests of one phase are

@@ -1,5 +1,6 @@
 import Connectors
 import Foundation
+import Formats
 import JSON
 
 /// Writes `<Object>-success.csv` and `<Object>-error.csv` (or, in a dry run, `<Object>-plan.csv`)
@@ -75,7 +76,7 @@ actor SyncUpResultFiles {
             var columns = spool.columns
             let exists = FileManager.default.fileExists(atPath: path)
             if exists, let header = Self.firstLine(of: path) {
-                columns = Array(CSVLine.decodeRows(header).first?.dropFirst(7) ?? [])
+                columns = Array((try? CSVReader.rows(of: header))?.first?.dropFirst(7) ?? [])
             }
             guard exists || PrivateFiles.createFile(path), let output = FileHandle(forWritingAtPath: path) else {
                 throw StageFailure(.failed, "\(path): cannot write sync-up results")

@@ -13,6 +13,8 @@ struct SyncUpSender {
     let store: SoupStore
     let syncName: String
     let maxInFlight: Int
+    /// The target's own writes, when it makes them (``SyncUpRecordWriter``).
+    let writer: (any SyncUpRecordWriter)?
     /// Checked before each phase; throws to stop the sync up (the API budget is spent).
     let checkBudget: @Sendable () async throws -> Void
 
@@ -81,20 +83,26 @@ struct SyncUpSender {
 
     private func journalAndExecute(_ request: SyncUpRequest) async -> Sent {
         var sent = Sent()
+        let stamped: Int64
         do {
-            sent.journalIds = try await journal(request)
+            (sent.journalIds, stamped) = try await journal(request)
         } catch {
             sent.fatal = error
             return sent
         }
-        // A retried or late attempt is the one the org may apply: the journal's window follows it.
+        // The attempt that leaves (late, or retried) is the one the org may apply: the journal's
+        // window follows it whenever it leaves later than the stamp's margin allows.
         let ids = Array(sent.journalIds.values)
+        let lastStamp = Mutex(stamped)
         let restamp: @Sendable () async throws -> Void = { [self] in
             let times = await sendTimes()
+            guard times.sentAt - lastStamp.withLock({ $0 }) > Self.stampMarginMs / 2 else { return }
             try await store.restampJournal(ids: ids, sentAt: times.sentAt, serverSentAt: times.serverSentAt, settledBy: times.settledBy)
+            lastStamp.withLock { $0 = times.sentAt }
         }
         do {
-            sent.outcomes = try await RequestAttempts.$beforeSend.withValue(restamp) {
+            // A Bulk job's journal follows its job id, not a window; its polls leave late by design.
+            sent.outcomes = try await RequestAttempts.$beforeSend.withValue(request.isBulk ? nil : restamp) {
                 try await execute(request, journalIds: sent.journalIds)
             }
         } catch let stopped as Stopped {
@@ -164,20 +172,24 @@ struct SyncUpSender {
 
     // MARK: Journal
 
+    /// How much later than its stamp a write may leave without a new stamp: settle-by times
+    /// carry it as a margin, and an attempt leaving more than half of it late is stamped again.
+    static let stampMarginMs: Int64 = 200
+
     /// A write leaving now: when, on our clock and (as far as we can tell) the org's, and until
     /// when the org may still apply it.
     private func sendTimes() async -> (sentAt: Int64, serverSentAt: Int64, settledBy: Int64) {
         let now = Timestamp.milliseconds(Date())
         let offset = await client.serverClockOffset()
-        return (now, now + offset, now + Int64(client.writeSettlingSeconds * 1000))
+        return (now, now + offset, now + Int64(client.writeSettlingSeconds * 1000) + Self.stampMarginMs)
     }
 
     /// Records a request's writes before it leaves: what is sent, when (on our clock and, as far
     /// as we can tell, the org's), until when the org may still apply it, and the parent a write
     /// refers to by reference within the request.
-    private func journal(_ request: SyncUpRequest) async throws -> [RecordKey: Int64] {
+    private func journal(_ request: SyncUpRequest) async throws -> (ids: [RecordKey: Int64], sentAt: Int64) {
         let operations = request.operations
-        guard !operations.isEmpty else { return [:] }
+        guard !operations.isEmpty else { return ([:], Timestamp.milliseconds(Date())) }
         let times = await sendTimes()
         let byKey = Dictionary(operations.map { ($0.key, $0) }, uniquingKeysWith: { $1 })
         let entries = operations.map { operation in
@@ -194,7 +206,7 @@ struct SyncUpSender {
                                     link: link)
         }
         let stored = try await store.appendToJournal(entries)
-        return Dictionary(zip(operations.map(\.key), stored.map(\.id)), uniquingKeysWith: { $1 })
+        return (Dictionary(zip(operations.map(\.key), stored.map(\.id)), uniquingKeysWith: { $1 }), times.sentAt)
     }
 
     // MARK: Sending
@@ -241,6 +253,7 @@ struct SyncUpSender {
     }
 
     private func sendOne(_ operation: SyncUpOperation) async throws -> SyncUpOutcome {
+        if let writer { return try await sendOne(operation, through: writer) }
         do {
             switch operation.kind {
             case .create:
@@ -258,6 +271,32 @@ struct SyncUpSender {
             }
         } catch let error as OrgAPIError {
             return .failed(Self.error(error))
+        }
+    }
+
+    /// One write through the target's own methods; an error of the target's own fails the record.
+    private func sendOne(_ operation: SyncUpOperation, through writer: any SyncUpRecordWriter) async throws -> SyncUpOutcome {
+        do {
+            switch operation.kind {
+            case .create, .upsert:
+                var fields = operation.fields
+                if let field = operation.externalIdField, let value = operation.externalIdValue { fields[field] = .string(value) }
+                return .succeeded(id: try await writer.createOnServer(operation.objectType, fields: fields, org: client))
+            case .update:
+                try await writer.updateOnServer(operation.objectType, id: operation.recordId ?? "", fields: operation.fields, org: client)
+                return .succeeded(id: operation.recordId)
+            case .delete:
+                try await writer.deleteOnServer(operation.objectType, id: operation.recordId ?? "", org: client)
+                return .succeeded(id: operation.recordId)
+            }
+        } catch let error as OrgAPIError {
+            return .failed(Self.error(error))
+        } catch let error as OrgClientError {
+            throw error
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            return .failed(SyncUpError(status: 0, code: "TARGET_ERROR", message: "\(error)"))
         }
     }
 

@@ -52,40 +52,22 @@ public struct SyncUpStage: Stage {
             minApiRemainingPercent = nil
         }
         target = try Self.target(for: sync, settings: settings)
+        if target is any SyncUpRecordWriter && ![.auto, .rest].contains(strategy) {
+            settings.report("strategy", "sync \"\(sync.name)\" uses a target that writes its records itself (createOnServer, updateOnServer, deleteOnServer), one at a time: \"strategy\" must be \"auto\" or \"rest\"")
+        }
         if strategy == .bulk && target.hasChildren {
             settings.report("strategy", "\"bulk\" applies to single-soup targets; a parent-children sync up uses collections, composite, graph or perTree")
         }
     }
 
-    /// The target a sync's JSON describes, as Mobile SDK reads it.
+    /// The target a sync names, built by the maker registered under that name.
     static func target(for sync: SyncDefinition, settings: StageSettings) throws -> any SyncUpTarget {
-        let json = sync.target
-        let fieldlist = sync.options["fieldlist"]?.arrayValue?.compactMap(\.stringValue)
-        func list(_ keys: String...) -> [String]? {
-            for key in keys { if let values = json[key]?.arrayValue { return values.compactMap(\.stringValue) } }
-            return nil
+        guard let name = sync.targetName, let registered = settings.registry.syncUpTarget(named: name) else {
+            settings.report(sync.path.isEmpty ? "target" : "sync",
+                            "no sync-up target named \"\(sync.targetName ?? "")\" is registered (registered: \(settings.registry.syncTargetNames(.syncUp).joined(separator: ", ")))")
+            throw StageSettingsInvalid()
         }
-        switch sync.syncUpTargetKind {
-        case .parentChildren:
-            guard let parent = json["parent"]?.objectValue, let children = json["children"]?.objectValue else {
-                settings.report(sync.path.isEmpty ? "target" : nil, "a parent-children target needs \"parent\" and \"children\"")
-                throw StageSettingsInvalid()
-            }
-            let relationship = RelationshipType(rawValue: json["relationshipType"]?.stringValue ?? "") ?? .masterDetail
-            return ParentChildrenSyncUpTarget(
-                parent: ParentInfo(json: parent), children: ChildrenInfo(json: children), relationship: relationship,
-                parentCreateFieldlist: list("createFieldlist", "parentCreateFieldlist") ?? fieldlist,
-                parentUpdateFieldlist: list("updateFieldlist", "parentUpdateFieldlist") ?? fieldlist,
-                childrenCreateFieldlist: list("childrenCreateFieldlist"), childrenUpdateFieldlist: list("childrenUpdateFieldlist"))
-        case .rest, .batch, .collection:
-            let transport: SyncUpTransport = sync.syncUpTargetKind == .rest ? .rest : sync.syncUpTargetKind == .batch ? .composite : .collections
-            return SoupSyncUpTarget(
-                soupName: sync.soupName, idFieldName: json["idFieldName"]?.stringValue ?? "Id",
-                modificationDateFieldName: json["modificationDateFieldName"]?.stringValue ?? "LastModifiedDate",
-                externalIdFieldName: json["externalIdFieldName"]?.stringValue,
-                createFieldlist: list("createFieldlist") ?? fieldlist, updateFieldlist: list("updateFieldlist") ?? fieldlist,
-                preferredTransport: transport)
-        }
+        return try registered.make(sync, settings)
     }
 
     public func run(in context: StageContext) async throws -> StageResult {

@@ -32,6 +32,13 @@ public protocol SyncUpTarget: Sendable {
 
     /// The external id field `soup`'s records are upserted on, if any. Default none.
     func externalIdFieldName(inSoup soup: String) -> String?
+
+    /// Mobile SDK's `isNewerThanServer`, for LEAVE_IF_CHANGED: `true` when the local record may
+    /// overwrite the org's, whose modification date is `serverModificationDate` (epoch
+    /// milliseconds; `nil` when the org gives none). A record the org no longer holds is a
+    /// conflict before this is asked. Default: the local modification date is not older than the
+    /// org's, or either is unknown.
+    func isNewerThanServer(_ record: SyncUpRecord, serverModificationDate: Int64?) -> Bool
 }
 
 extension SyncUpTarget {
@@ -39,6 +46,13 @@ extension SyncUpTarget {
     public func strandedRecords(in store: SoupStore) async throws -> [SyncUpStrandedRecord] { [] }
     public func idFieldName(inSoup soup: String) -> String { "Id" }
     public func externalIdFieldName(inSoup soup: String) -> String? { nil }
+
+    public func isNewerThanServer(_ record: SyncUpRecord, serverModificationDate: Int64?) -> Bool {
+        guard let server = serverModificationDate, let local = ServerTimestamp.milliseconds(record.entry[record.modificationDateField]) else {
+            return true
+        }
+        return local >= server
+    }
 }
 
 /// A field of `soup` that holds the id of an entry of `referencedSoup` (`ContactSoup.AccountId`

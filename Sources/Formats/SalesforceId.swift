@@ -1,13 +1,20 @@
+import JSON
+
 /// Salesforce record ids: 15 case-sensitive characters (key prefix, pod, counter) plus a
 /// 3-character checksum that makes the 18-character form case-insensitive.
 public enum SalesforceId {
+    /// The key two spellings of one id share: its case-sensitive first 15 characters (a
+    /// 15-character id and its 18-character form are the same record); `""` for no id.
+    public static func key(_ value: JSONValue?) -> String {
+        String((value?.stringValue ?? "").prefix(15))
+    }
+
     private static let checksumAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ012345")
     private static let base62 = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 
-    /// The 18-character id for a 15-character one.
-    public static func eighteen(_ fifteen: String) -> String {
+    /// The 18-character id for a 15-character one (`fifteen` must have 15 characters).
+    static func eighteen(_ fifteen: String) -> String {
         let characters = Array(fifteen)
-        precondition(characters.count == 15, "a 15-character id is required")
         var suffix = ""
         for chunk in 0..<3 {
             var bits = 0

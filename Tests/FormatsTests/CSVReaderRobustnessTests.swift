@@ -1,5 +1,5 @@
-import Connectors
 import Foundation
+import Formats
 import Testing
 
 /// The CSV reader on seeded random and mutated inputs: it never crashes, never loops, and accounts

@@ -1,8 +1,10 @@
 import Foundation
 
-/// A streaming RFC 4180 reader: quoted fields with doubled quotes, embedded delimiters and line
-/// breaks, CRLF or LF, an optional UTF-8 byte order mark, a configurable delimiter and encoding.
-/// Reads the file in 64 KiB chunks, so memory stays flat however large the file is.
+/// The one CSV parser (RFC 4180): quoted fields with doubled quotes, embedded delimiters and
+/// line breaks, CRLF or LF, an optional UTF-8 byte order mark, a configurable delimiter and
+/// encoding; a row it cannot read comes back as ``Row/malformed(reason:line:raw:)`` with its line.
+/// It reads a file in 64 KiB chunks, so memory stays flat however large the file is, or text
+/// already in memory (a Bulk API body, a result file's header).
 ///
 /// It has no dependencies beyond Foundation, so it can be compiled alone and fuzzed.
 public struct CSVReader: Sequence {
@@ -19,7 +21,13 @@ public struct CSVReader: Sequence {
         case malformed(reason: String, line: Int, raw: String)
     }
 
-    let handle: FileHandle
+    /// Where the bytes come from.
+    enum Source {
+        case file(FileHandle)
+        case memory([UInt8])
+    }
+
+    let source: Source
     let delimiter: UInt8
     let encoding: Encoding
 
@@ -36,17 +44,24 @@ public struct CSVReader: Sequence {
             throw OpenError(description: (status.st_mode & S_IFMT) == S_IFDIR ? "is a directory, not a CSV file" : "is not a regular file")
         }
         guard let handle = FileHandle(forReadingAtPath: path) else { throw OpenError(description: "cannot be read (permission denied?)") }
-        self.handle = handle
+        source = .file(handle)
         self.delimiter = delimiter.asciiValue ?? UInt8(ascii: ",")
         self.encoding = encoding
     }
 
+    /// Reads `text` (UTF-8).
+    public init(text: String, delimiter: Character = ",") {
+        source = .memory(Array(text.utf8))
+        self.delimiter = delimiter.asciiValue ?? UInt8(ascii: ",")
+        encoding = .utf8
+    }
+
     public func makeIterator() -> Iterator {
-        Iterator(handle: handle, delimiter: delimiter, encoding: encoding)
+        Iterator(source: source, delimiter: delimiter, encoding: encoding)
     }
 
     public struct Iterator: IteratorProtocol {
-        let handle: FileHandle
+        var source: Source
         let delimiter: UInt8
         let encoding: Encoding
         var buffer: [UInt8] = []
@@ -57,8 +72,8 @@ public struct CSVReader: Sequence {
         /// Set when reading the file failed part-way; iteration has then ended.
         public private(set) var readError: String?
 
-        init(handle: FileHandle, delimiter: UInt8, encoding: Encoding) {
-            self.handle = handle
+        init(source: Source, delimiter: UInt8, encoding: Encoding) {
+            self.source = source
             self.delimiter = delimiter
             self.encoding = encoding
         }
@@ -67,19 +82,25 @@ public struct CSVReader: Sequence {
         mutating func nextByte() -> UInt8? {
             if position >= buffer.count {
                 guard !atEnd else { return nil }
-                let chunk: Data
-                do {
-                    chunk = try handle.read(upToCount: 64 * 1024) ?? Data()
-                } catch {
-                    readError = "reading failed at line \(line): \(error.localizedDescription)"
-                    atEnd = true
-                    return nil
+                let chunk: [UInt8]
+                switch source {
+                case .file(let handle):
+                    do {
+                        chunk = [UInt8](try handle.read(upToCount: 64 * 1024) ?? Data())
+                    } catch {
+                        readError = "reading failed at line \(line): \(error.localizedDescription)"
+                        atEnd = true
+                        return nil
+                    }
+                case .memory(let bytes):
+                    chunk = bytes
+                    source = .memory([])
                 }
                 if chunk.isEmpty {
                     atEnd = true
                     return nil
                 }
-                buffer = [UInt8](chunk)
+                buffer = chunk
                 position = 0
                 if first {
                     first = false
@@ -185,5 +206,26 @@ public struct CSVReader: Sequence {
             ]
             return Unicode.Scalar(table[byte] ?? UInt32(byte))!
         }
+    }
+}
+
+extension CSVReader {
+    /// A row of in-memory CSV that cannot be read, with its 1-based line.
+    public struct MalformedRow: Error, Sendable, CustomStringConvertible {
+        public var line: Int
+        public var reason: String
+        public var description: String { "line \(line): \(reason)" }
+    }
+
+    /// Every row of `text`; throws at the first row that cannot be read.
+    public static func rows(of text: String, delimiter: Character = ",") throws(MalformedRow) -> [[String]] {
+        var rows: [[String]] = []
+        for row in CSVReader(text: text, delimiter: delimiter) {
+            switch row {
+            case .fields(let fields, _): rows.append(fields)
+            case .malformed(let reason, let line, _): throw MalformedRow(line: line, reason: reason)
+            }
+        }
+        return rows
     }
 }

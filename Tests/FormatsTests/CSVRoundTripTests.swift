@@ -1,0 +1,45 @@
+import Formats
+import JSON
+import Testing
+
+/// The one CSV writer and the one reader agree: whatever a field holds comes back as written,
+/// in every delimiter and quoting mode the product and the emulator use.
+@Suite struct CSVRoundTripTests {
+    static let awkward = ["plain", "", "with,comma", "with \"quotes\"", "line\nbreak", "crlf\r\nbreak", "trailing ", "é ñ 漢字", "tab\there"]
+
+    @Test(arguments: [",", "\t", "|", ";", "^", "`"] as [Character], [false, true])
+    func writtenRowsReadBackExactly(delimiter: Character, quoteAll: Bool) throws {
+        let rows = [Self.awkward, Self.awkward.reversed()]
+        let text = rows.map { CSVLine.encode($0, delimiter: delimiter, quoteAll: quoteAll) }.joined(separator: "\r\n")
+        #expect(try CSVReader.rows(of: text, delimiter: delimiter) == rows)
+    }
+
+    @Test func fieldsAreQuotedOnlyWhenNeeded() {
+        #expect(CSVLine.encode(["a", "b c", "d,e", "f\"g", "h\ni"]) == "a,b c,\"d,e\",\"f\"\"g\",\"h\ni\"")
+        #expect(CSVLine.encode(["a", ""], quoteAll: true) == "\"a\",\"\"")
+    }
+
+    @Test func aMalformedRowNamesItsLine() {
+        #expect(throws: CSVReader.MalformedRow.self) { try CSVReader.rows(of: "a,b\nc,\"d\n") }
+        do {
+            _ = try CSVReader.rows(of: "a,b\n\"c\"x,d\n")
+        } catch {
+            #expect(error.line == 2)
+            #expect(error.reason == "text after the closing quote of field 1")
+        }
+    }
+}
+
+/// Record ids: one key for a 15- and an 18-character spelling, checksums checked.
+@Suite struct SalesforceIdTests {
+    @Test func bothSpellingsShareOneKey() throws {
+        let id = SalesforceId.make(prefix: "001", counter: 12_345)
+        #expect(id.count == 18)
+        #expect(SalesforceId.key(.string(id)) == SalesforceId.key(.string(String(id.prefix(15)))))
+        #expect(SalesforceId.normalize(String(id.prefix(15))) == id)
+        #expect(SalesforceId.normalize(id.lowercased()) == id, "the 18-character form is case-insensitive")
+        #expect(SalesforceId.normalize(String(id.prefix(15)) + "ZZZ") == nil, "a wrong checksum is refused")
+        #expect(SalesforceId.normalize("not an id") == nil)
+        #expect(SalesforceId.key(nil) == "")
+    }
+}
