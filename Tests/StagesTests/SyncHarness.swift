@@ -59,13 +59,15 @@ final class SyncHarness: Sendable {
     }
 
     /// Runs the pipeline (optionally as a dry run).
-    func run(_ pipeline: PipelineDefinition, dryRun: Bool = false) async throws -> RunOutcome {
+    /// `answersOf` wraps the run's client (to hold answers back, say).
+    func run(_ pipeline: PipelineDefinition, dryRun: Bool = false,
+             answersOf wrap: @escaping @Sendable (SalesforceClient) -> any OrgClient = { $0 }) async throws -> RunOutcome {
         let connector: OrgConnector = { configuration in
             guard case .remote(let settings) = configuration else { throw StageFailure(.failed, "expected a remote org") }
-            return try SalesforceClient(settings: OrgConnectionSettings(
+            return wrap(try SalesforceClient(settings: OrgConnectionSettings(
                 instanceURL: settings.instanceUrl, loginURL: settings.loginUrl ?? settings.instanceUrl ?? "", timeoutSeconds: settings.timeoutSeconds ?? 120,
                 requestDeadlineSeconds: settings.requestDeadlineSeconds ?? 600, auth: settings.auth,
-                retry: RetryPolicy(maxAttempts: 5, baseDelaySeconds: 0.05, maxDelaySeconds: 0.5)))
+                retry: RetryPolicy(maxAttempts: 5, baseDelaySeconds: 0.05, maxDelaySeconds: 0.5))))
         }
         var options = RunOptions()
         options.dryRun = dryRun

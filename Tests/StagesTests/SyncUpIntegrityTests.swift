@@ -173,6 +173,53 @@ import Testing
         try await Self.expectExact(5, prefix: "U", contacts: 2, bench: bench, pipeline)
     }
 
+    /// The real client, its query answers arriving `delay` late (a slow network, a busy machine):
+    /// what a query saw is older than the moment its answer is read.
+    struct LateQueryAnswers: OrgClient {
+        let base: SalesforceClient
+        let delay: Duration
+        var instanceURL: String { get async throws { try await base.instanceURL } }
+        var apiPath: String { base.apiPath }
+        var writeSettlingSeconds: Double { base.writeSettlingSeconds }
+        var writesSettledBefore: Int64? { base.writesSettledBefore }
+        func usage() async -> APIUsage { await base.usage() }
+        func shutdown() async { await base.shutdown() }
+        func describe(_ type: String) async throws -> JSONObject { try await base.describe(type) }
+        func serverClockOffset() async -> Int64 { await base.serverClockOffset() }
+        func send(_ request: OrgRequest) async throws -> OrgResponse {
+            let response = try await base.send(request)
+            if request.kind == "query" { try await Task.sleep(for: delay) }
+            return response
+        }
+    }
+
+    /// A lost write is "not applied" only if the lookup that missed it ran after the org's
+    /// deadline. Here the lookup runs while the write is still queued in the org, and its answer
+    /// is read after the deadline: the run must not take that miss as final (it did, and sent the
+    /// tree again: every contact twice).
+    @Test func aLookupRunBeforeTheDeadlineDecidesNothingHoweverLateItsAnswer() async throws {
+        let bench = try await SyncHarness(requestDeadlineSeconds: 2)
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: Self.syncWithExternalId, stages: Self.stages("composite"),
+                                          org: #""timeoutSeconds": 0.5, "requestDeadlineSeconds": 2, "#)
+        try await Self.putTrees(2, prefix: "K", contacts: 2, bench: bench, pipeline)
+        try await Self.setExternalIds(pipeline)
+        // The write commits 1.2 s after it arrives, long after the client gave up (0.5 s), inside
+        // the org's deadline (2 s); the lookup that follows runs at once and is read 2.5 s later.
+        try await bench.setFaults(["writeLatencyMs": 1200])
+        let first = try await bench.run(pipeline) { LateQueryAnswers(base: $0, delay: .milliseconds(2500)) }
+        try await bench.setFaults([:])
+        var created = Self.created(first)
+        var last = first
+        for _ in 0..<2 where last.exitCode != 0 {
+            last = try await bench.run(pipeline)
+            created += Self.created(last)
+        }
+        #expect(last.exitCode == 0, "\(first.report.stages[0]) → \(last.report.stages[0])")
+        #expect(created == 6)
+        try await Self.expectExact(2, prefix: "K", contacts: 2, bench: bench, pipeline)
+    }
+
     /// The daily limit stops the run: what the org committed is kept, counted and listed; the
     /// next run sends only the rest.
     @Test func theDailyLimitKeepsWhatWasCommitted() async throws {

@@ -19,7 +19,7 @@ extension OrgClient {
 
     /// Deletes up to 200 records by id.
     public func deleteRecords(ids: [String], allOrNone: Bool = false) async throws -> [SaveResult] {
-        precondition(ids.count <= OrgLimits.collection, "a Collections request holds at most \(OrgLimits.collection) records")
+        try Self.checkCollectionSize(ids.count)
         let response = try await send(OrgRequest(method: "DELETE", path: apiPath + "/composite/sobjects",
                                                  query: [("ids", ids.joined(separator: ",")), ("allOrNone", allOrNone ? "true" : "false")],
                                                  kind: "collections"))
@@ -28,7 +28,7 @@ extension OrgClient {
 
     /// Reads up to 200 records of one type; `nil` for ids that do not exist or are deleted.
     public func retrieveRecords(_ type: String, ids: [String], fields: [String]) async throws -> [JSONObject?] {
-        precondition(ids.count <= OrgLimits.collection, "a Collections request holds at most \(OrgLimits.collection) records")
+        try Self.checkCollectionSize(ids.count)
         let response = try await send(OrgRequest(method: "GET", path: apiPath + "/composite/sobjects/\(OrgPath.component(type))",
                                                  query: [("ids", ids.joined(separator: ",")), ("fields", fields.joined(separator: ","))],
                                                  kind: "collections"))
@@ -36,7 +36,7 @@ extension OrgClient {
     }
 
     private func collectionWrite(_ method: String, _ path: String, records: [JSONObject], allOrNone: Bool, idempotent: Bool) async throws -> [SaveResult] {
-        precondition(records.count <= OrgLimits.collection, "a Collections request holds at most \(OrgLimits.collection) records")
+        try Self.checkCollectionSize(records.count)
         let body: JSONValue = ["allOrNone": .bool(allOrNone), "records": .array(records.map(JSONValue.object))]
         let response = try await send(.json(method, path, body, kind: "collections", idempotent: idempotent))
         let results = (try response.json().arrayValue ?? []).map(SaveResult.init(json:))
@@ -44,5 +44,12 @@ extension OrgClient {
             throw OrgClientError.invalidResponse("Collections answered \(results.count) results for \(records.count) records")
         }
         return results
+    }
+
+    /// More than 200 records is refused before sending, as the org refuses it (`EXCEEDED_ID_LIMIT`).
+    static func checkCollectionSize(_ count: Int) throws {
+        guard count > OrgLimits.collection else { return }
+        throw OrgAPIError(status: 400, errorCode: "EXCEEDED_ID_LIMIT",
+                          message: "a Collections request holds at most \(OrgLimits.collection) records, not \(count); split the list")
     }
 }

@@ -45,7 +45,10 @@ public struct CompositeSubresponse: Sendable {
 extension OrgClient {
     /// Sends up to 25 subrequests as one Composite request.
     public func composite(_ subrequests: [CompositeSubrequest], allOrNone: Bool) async throws -> [CompositeSubresponse] {
-        precondition(subrequests.count <= OrgLimits.composite, "a Composite request holds at most \(OrgLimits.composite) subrequests")
+        guard subrequests.count <= OrgLimits.composite else {
+            throw OrgAPIError(status: 400, errorCode: "INVALID_BATCH_REQUEST",
+                              message: "a Composite request holds at most \(OrgLimits.composite) subrequests, not \(subrequests.count); split the list")
+        }
         let body: JSONValue = ["allOrNone": .bool(allOrNone), "compositeRequest": .array(subrequests.map(\.json))]
         let writes = subrequests.contains { $0.method != "GET" }
         let json = try await send(.json("POST", apiPath + "/composite", body, kind: "composite", idempotent: !writes)).json()

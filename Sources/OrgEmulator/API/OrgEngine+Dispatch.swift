@@ -39,7 +39,7 @@ extension OrgEngine {
             || faults.stallAfterWrites > 0 && isWrite && stats.writes > faults.stallAfterWrites {
             await stall()
         }
-        var delay = faults.latencyMs
+        var delay = faults.latencyMs + (isWrite ? faults.writeLatencyMs : 0)
         if faults.latencySpikeMs > 0 && random.chance(faults.latencySpikeRate) { delay += faults.latencySpikeMs }
         if delay > 0 { try? await Task.sleep(for: .milliseconds(delay)) }
         if ContinuousClock.now - arrival > requestDeadline {

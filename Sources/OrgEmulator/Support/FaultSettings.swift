@@ -3,6 +3,8 @@ import JSON
 /// Faults the emulator injects into `/services/*` requests (`POST /emulator/faults`, `--faults`).
 struct FaultSettings: Sendable, Equatable {
     var latencyMs = 0
+    /// Added to write requests only (slow DML), before they run.
+    var writeLatencyMs = 0
     var latencySpikeMs = 0
     var latencySpikeRate = 0.0
     var errorRate = 0.0
@@ -23,7 +25,7 @@ struct FaultSettings: Sendable, Equatable {
     var seed: UInt64 = 42
 
     static let keys: Set<String> = [
-        "latencyMs", "latencySpikeMs", "latencySpikeRate", "errorRate", "errorStatus", "errorCode", "errorBurst",
+        "latencyMs", "writeLatencyMs", "latencySpikeMs", "latencySpikeRate", "errorRate", "errorStatus", "errorCode", "errorBurst",
         "recordErrorRate", "recordErrorCode", "dropAfterCommitRate", "sessionExpiryEvery", "dailyRequestLimit", "stallAfterRequests",
         "stallAfterWrites", "seed",
     ]
@@ -44,6 +46,7 @@ struct FaultSettings: Sendable, Equatable {
             return number
         }
         latencyMs = try int("latencyMs", latencyMs)
+        writeLatencyMs = try int("writeLatencyMs", writeLatencyMs)
         latencySpikeMs = try int("latencySpikeMs", latencySpikeMs)
         latencySpikeRate = try rate("latencySpikeRate", latencySpikeRate)
         errorRate = try rate("errorRate", errorRate)

@@ -36,9 +36,10 @@ struct SyncUpConflictChecker {
         for (type, group) in treeIds {
             let parentField = group.parent.modificationDateField
             for chunk in group.ids.chunked(into: 200) {
-                let soql = "SELECT Id, \(parentField), (SELECT Id, \(group.childField) FROM \(group.relationship)) FROM \(type) "
-                    + "WHERE Id IN (\(chunk.map(SOQL.quote).joined(separator: ", ")))"
-                for try await record in client.query(soql) {
+                var query = try SOQLQuery(selecting: ["Id", parentField], from: type)
+                query.select.append(.subquery(try SOQLQuery(selecting: ["Id", group.childField], from: group.relationship)))
+                query.addFilter(try .isIn("Id", chunk))
+                for try await record in client.query(query) {
                     remote[SalesforceId.key(record["Id"])] = ServerTimestamp.milliseconds(record[parentField])
                     for child in record[group.relationship]?["records"]?.arrayValue ?? [] {
                         remote[SalesforceId.key(child["Id"])] = ServerTimestamp.milliseconds(child[group.childField])

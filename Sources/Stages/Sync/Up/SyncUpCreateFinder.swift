@@ -74,17 +74,20 @@ struct SyncUpCreateFinder {
         for item in batch { for name in item.journal.payload.keys { if let name = canonical(name) { compared.insert(name) } } }
         if let linkField { compared.insert(linkField) }
         let starts = batch.map { $0.journal.serverSentAt ?? $0.journal.sentAt }
-        var conditions = [
-            "CreatedById = \(SOQL.quote(userId))",
-            "CreatedDate >= \(ServerTimestamp.soqlLiteral((starts.min() ?? 0) - Self.slackMs))",
-            "CreatedDate <= \(ServerTimestamp.soqlLiteral((starts.max() ?? 0) + windowMs + Self.slackMs))",
-        ]
-        if let filter = filterField(batch, linkField: linkField, fields: fields, canonical: canonical) {
-            conditions.append("\(filter.name) IN (\(filter.values.sorted().map(SOQL.quote).joined(separator: ", ")))")
+        let earliest = SOQLDateTime(epochMilliseconds: (starts.min() ?? 0) - Self.slackMs)
+        let latest = SOQLDateTime(epochMilliseconds: (starts.max() ?? 0) + windowMs + Self.slackMs)
+        let select = ["Id", "CreatedDate", "CreatedById"] + compared.subtracting(["Id", "CreatedDate", "CreatedById"]).sorted()
+        var query = try SOQLQuery(selecting: select, from: type)
+        query.addFilter(try .compare("CreatedById", .equal, .string(userId)))
+        if let earliest, let latest {
+            query.addFilter(try .compare("CreatedDate", .greaterThanOrEqual, .dateTime(earliest)))
+            query.addFilter(try .compare("CreatedDate", .lessThanOrEqual, .dateTime(latest)))
         }
-        let select = (["Id", "CreatedDate", "CreatedById"] + compared.subtracting(["Id", "CreatedDate", "CreatedById"]).sorted())
+        if let filter = filterField(batch, linkField: linkField, fields: fields, canonical: canonical) {
+            query.addFilter(try .isIn(filter.name, filter.values.sorted()))
+        }
         var records: [JSONObject] = []
-        for try await record in client.query("SELECT \(select.joined(separator: ", ")) FROM \(type) WHERE \(conditions.joined(separator: " AND "))") {
+        for try await record in client.query(query) {
             records.append(record)
         }
 

@@ -201,9 +201,13 @@ struct SyncUpJournalReconciler {
                 for chunk in group.chunked(into: OrgLimits.collection) {
                     let values = Set(chunk.compactMap(\.recordId))
                     var found: [String: String] = [:]
+                    // What the query misses was not applied only if the org could no longer apply it
+                    // when the query ran — not when its answer was read (which can be much later).
+                    let askedAt = Timestamp.milliseconds(Date())
                     do {
-                        let soql = "SELECT Id, \(field) FROM \(chunk[0].objectType) WHERE \(field) IN (\(values.sorted().map(SOQL.quote).joined(separator: ", ")))"
-                        for try await record in reconciler.client.query(soql) {
+                        var query = try SOQLQuery(selecting: ["Id", field], from: chunk[0].objectType)
+                        query.addFilter(try .isIn(field, values.sorted()))
+                        for try await record in reconciler.client.query(query) {
                             if let value = record[field]?.stringValue, let id = record["Id"]?.stringValue { found[value] = id }
                         }
                     } catch {
@@ -214,7 +218,7 @@ struct SyncUpJournalReconciler {
                     for journal in chunk {
                         if let value = journal.recordId, let id = found[value] {
                             try await adopt(journal, id: id, into: &changes)
-                        } else if settled(journal) {
+                        } else if settled(journal, askedAt: askedAt) {
                             changes.settledJournalIds.append(journal.id)
                             outcome.notApplied += 1
                         } else {
@@ -265,6 +269,7 @@ struct SyncUpJournalReconciler {
                 for (_, group) in Dictionary(grouping: ready, by: \.journal.objectType).sorted(by: { $0.key < $1.key }) {
                     for batch in finder.batches(group) {
                         let found: [Int64: SyncUpCreateFinder.Match]
+                        let askedAt = Timestamp.milliseconds(Date())
                         do {
                             found = try await finder.find(batch)
                         } catch {
@@ -276,7 +281,7 @@ struct SyncUpJournalReconciler {
                             switch found[journal.id] ?? .notFound {
                             case .one(let id):
                                 try await adopt(journal, id: id, into: &batchChanges)
-                            case .notFound where settled(journal):
+                            case .notFound where settled(journal, askedAt: askedAt):
                                 batchChanges.settledJournalIds.append(journal.id)
                                 outcome.notApplied += 1
                             case .notFound:
@@ -292,12 +297,12 @@ struct SyncUpJournalReconciler {
             }
         }
 
-        /// `true` once the org can no longer apply the write: its deadline has passed, or the org
-        /// started after it was sent.
-        func settled(_ journal: SyncJournalEntry) -> Bool {
+        /// `true` when the org could no longer apply the write at `askedAt` (when the query that
+        /// did not find it was sent): its deadline had passed, or the org started after it was sent.
+        func settled(_ journal: SyncJournalEntry, askedAt: Int64) -> Bool {
             if let restart = reconciler.client.writesSettledBefore, journal.sentAt < restart { return true }
             let settledBy = journal.settledBy ?? (journal.sentAt + Int64(reconciler.client.writeSettlingSeconds * 1000))
-            return Timestamp.milliseconds(Date()) > settledBy
+            return askedAt > settledBy
         }
 
         /// When the org can no longer apply the write, for messages.
