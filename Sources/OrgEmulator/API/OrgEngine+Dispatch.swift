@@ -176,7 +176,7 @@ extension OrgEngine {
         path.split(separator: "/", omittingEmptySubsequences: true).map { $0.removingPercentEncoding ?? String($0) }
     }
 
-    /// The `byKind` bucket of a request (SPEC §7).
+    /// The `byKind` bucket of a request (docs/emulator.md, `GET /emulator/stats`).
     static func kind(of request: EmulatorRequest, parts: [String]) -> String {
         if parts.count >= 2 && (parts[1] == "oauth2" || parts[1] == "Soap") || parts.first == "id" { return "auth" }
         if parts == ["services", "data"] || parts.count == 3 { return "versions" }

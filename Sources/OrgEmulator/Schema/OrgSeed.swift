@@ -31,7 +31,7 @@ public struct SeedRecord: Sendable {
     public var fields: JSONObject
 }
 
-/// The content of a seed file: schema, org settings, users and records (SPEC §7; docs/seed-format.md).
+/// The content of a seed file: schema, org settings, users and records (docs/seed-format.md).
 public struct OrgSeed: Sendable {
     public var orgName: String
     public var isSandbox: Bool

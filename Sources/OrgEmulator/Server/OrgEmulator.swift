@@ -8,7 +8,7 @@ import Logging
 import NIOCore
 import NIOSSL
 
-/// The org emulator: an HTTP server speaking the Salesforce REST API over SQLite (SPEC §7).
+/// The org emulator: an HTTP server speaking the Salesforce REST API over SQLite (docs/emulator.md).
 ///
 /// ```swift
 /// let emulator = try OrgEmulator(configuration: .init(seedPath: "samples/org/seed.json"))

@@ -15,12 +15,6 @@ extension SoupStore {
         valueFilters.withLock { $0[spec.name] = nil }
         return try await pool.write { db in
             if let existing = try? SoupTable.load(db, soupName: spec.name) {
-                // Stores made before the confirmed-values column existed get it now.
-                let columns = try Row.fetchAll(db, sql: "PRAGMA table_info(\(existing.tableName))").map { $0["name"] as String }
-                if !columns.contains("_confirmed") {
-                    try db.execute(sql: "ALTER TABLE \(existing.tableName) ADD COLUMN _confirmed TEXT")
-                }
-                try Self.createBookkeepingIndexes(for: existing.tableName, db)
                 let missing = spec.indexes.filter { index in !existing.spec.indexes.contains(index) }
                 if missing.isEmpty { return false }
                 try Self.addIndexes(missing, to: existing, db)
@@ -47,10 +41,9 @@ extension SoupStore {
     /// Indexes on the hidden columns: dirty entries and entries of a sync, as partial indexes so
     /// that the clean, unsynced entries a bulk load writes cost them nothing; and the last-modified
     /// time. Stores made with the earlier full indexes get these instead.
+    /// The indexes of a soup table's bookkeeping columns (dirty entries, a sync's entries, by
+    /// modification); replaces the full indexes of older stores with partial ones.
     static func createBookkeepingIndexes(for tableName: String, _ db: Database) throws {
-        let partial = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?",
-                                          arguments: ["\(tableName)_local"])?.contains("WHERE") ?? false
-        guard !partial else { return }
         try db.execute(sql: """
             DROP INDEX IF EXISTS \(tableName)_local;
             DROP INDEX IF EXISTS \(tableName)_syncId;

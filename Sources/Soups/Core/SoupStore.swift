@@ -80,8 +80,8 @@ public final class SoupStore: Sendable {
         } else {
             let datasetPool = try DatabasePool(path: datasetsPath, configuration: datasetConfiguration)
             self.datasetPool = datasetPool
-            try datasetPool.write { db in try StoreSchema.migrateDatasets(db) }
-            try pool.write { db in try StoreSchema.migrate(db) }
+            try StoreSchema.migrate(datasetPool, with: StoreSchema.datasetsMigrator, file: datasetsPath)
+            try StoreSchema.migrate(pool, with: StoreSchema.storeMigrator, file: path)
             try StoreSchema.moveLegacyDatasets(from: pool, to: datasetPool)
         }
     }
@@ -110,109 +110,5 @@ public final class SoupStore: Sendable {
     public func close() throws {
         try pool.close()
         try datasetPool?.close()
-    }
-}
-
-/// The store's own tables, created on first open.
-enum StoreSchema {
-    static func migrate(_ db: Database) throws {
-        try db.execute(sql: """
-            CREATE TABLE IF NOT EXISTS soup_attrs (
-              id INTEGER PRIMARY KEY AUTOINCREMENT,
-              soupName TEXT NOT NULL UNIQUE,
-              indexes TEXT NOT NULL);
-            CREATE TABLE IF NOT EXISTS syncs (
-              id INTEGER PRIMARY KEY AUTOINCREMENT,
-              name TEXT UNIQUE,
-              type TEXT NOT NULL,
-              soupName TEXT NOT NULL,
-              target TEXT NOT NULL,
-              options TEXT NOT NULL,
-              status TEXT NOT NULL,
-              progress INTEGER NOT NULL,
-              totalSize INTEGER NOT NULL,
-              maxTimeStamp INTEGER NOT NULL,
-              startTime INTEGER NOT NULL,
-              endTime INTEGER NOT NULL,
-              error TEXT NOT NULL);
-            CREATE TABLE IF NOT EXISTS runs (
-              id TEXT PRIMARY KEY,
-              pipeline TEXT NOT NULL,
-              status TEXT NOT NULL,
-              exitCode INTEGER,
-              startedAt TEXT NOT NULL,
-              finishedAt TEXT,
-              reportDir TEXT,
-              record TEXT NOT NULL);
-            CREATE TABLE IF NOT EXISTS sync_journal (
-              id INTEGER PRIMARY KEY AUTOINCREMENT,
-              syncName TEXT NOT NULL,
-              soupName TEXT NOT NULL,
-              entryId INTEGER NOT NULL,
-              operation TEXT NOT NULL,
-              objectType TEXT NOT NULL,
-              recordId TEXT,
-              payload TEXT NOT NULL,
-              sentAt INTEGER NOT NULL);
-            CREATE INDEX IF NOT EXISTS sync_journal_sync ON sync_journal (syncName);
-            """)
-        // Columns added since the journal first shipped: a store made before gets them empty.
-        let columns = Set(try Row.fetchAll(db, sql: "PRAGMA table_info(sync_journal)").map { $0["name"] as String })
-        for (name, type) in [("serverSentAt", "INTEGER"), ("settledBy", "INTEGER"), ("linkField", "TEXT"), ("linkSoup", "TEXT"),
-                             ("linkEntryId", "INTEGER"), ("bulkJobId", "TEXT")] where !columns.contains(name) {
-            try db.execute(sql: "ALTER TABLE sync_journal ADD COLUMN \(name) \(type)")
-        }
-    }
-
-    /// The datasets file's tables.
-    static func migrateDatasets(_ db: Database) throws {
-        try db.execute(sql: """
-            CREATE TABLE IF NOT EXISTS datasets (
-              name TEXT PRIMARY KEY,
-              runId TEXT NOT NULL,
-              count INTEGER NOT NULL,
-              complete INTEGER NOT NULL,
-              createdAt INTEGER NOT NULL);
-            CREATE TABLE IF NOT EXISTS dataset_records (
-              dataset TEXT NOT NULL,
-              seq INTEGER NOT NULL,
-              record TEXT NOT NULL,
-              PRIMARY KEY (dataset, seq)) WITHOUT ROWID;
-            """)
-    }
-
-    /// Stores made before datasets had their own file kept them in the main database: they move
-    /// to the datasets file (a page at a time), and their tables are dropped.
-    static func moveLegacyDatasets(from pool: DatabasePool, to datasets: DatabasePool) throws {
-        let legacy = try pool.read { db in try db.tableExists("dataset_records") && db.tableExists("datasets") }
-        guard legacy else { return }
-        let infos = try pool.read { db in try Row.fetchAll(db, sql: "SELECT * FROM datasets") }
-        for info in infos {
-            let name: String = info["name"]
-            try datasets.write { db in
-                try db.execute(sql: "DELETE FROM dataset_records WHERE dataset = ?", arguments: [name])
-                try db.execute(
-                    sql: "INSERT OR REPLACE INTO datasets (name, runId, count, complete, createdAt) VALUES (?, ?, ?, ?, ?)",
-                    arguments: [name, info["runId"], info["count"], info["complete"], info["createdAt"]])
-            }
-            var afterSeq: Int64 = 0
-            while true {
-                let page = try pool.read { db in
-                    try Row.fetchAll(db, sql: "SELECT seq, record FROM dataset_records WHERE dataset = ? AND seq > ? ORDER BY seq LIMIT 5000",
-                                     arguments: [name, afterSeq])
-                }
-                guard let last = page.last else { break }
-                try datasets.write { db in
-                    for row in page {
-                        try db.execute(sql: "INSERT INTO dataset_records (dataset, seq, record) VALUES (?, ?, ?)",
-                                       arguments: [name, row["seq"], row["record"]])
-                    }
-                }
-                afterSeq = last["seq"]
-            }
-        }
-        try pool.write { db in
-            try db.execute(sql: "DROP TABLE dataset_records; DROP TABLE datasets")
-        }
     }
 }

@@ -16,6 +16,8 @@ public enum SoupStoreError: Error, Sendable, Equatable, CustomStringConvertible 
     case readOnly(String)
     case storeLocked(String)
     case lockUnavailable(path: String, reason: String)
+    /// The file was written by a newer release (it holds schema migrations this one does not know).
+    case newerSchema(path: String, migrations: [String])
 
     public var description: String {
         switch self {
@@ -37,6 +39,8 @@ public enum SoupStoreError: Error, Sendable, Equatable, CustomStringConvertible 
         case .storeMissing(let path): return "\(path): no store here (run a pipeline first)"
         case .storeLocked(let path): return "\(path): another run holds this store"
         case .lockUnavailable(let path, let reason): return "\(path): cannot open the lock file (\(reason))"
+        case .newerSchema(let path, let migrations):
+            return "\(path) was written by a newer SyncPipeline (schema \(migrations.joined(separator: ", "))); use that release or newer"
         }
     }
 }

@@ -34,7 +34,7 @@ public struct ReportWriter: Sendable {
         return written
     }
 
-    /// Every count key used by any stage, in the SPEC's order.
+    /// Every count key used by any stage, in a fixed order (created, updated, …).
     static func countColumns(_ report: RunReport) -> [String] {
         let order = [StageCounts.read, StageCounts.created, StageCounts.updated, StageCounts.deleted, StageCounts.unchanged,
                      StageCounts.conflicts, StageCounts.failed, StageCounts.rejected, StageCounts.uncertain, StageCounts.ghostsRemoved]

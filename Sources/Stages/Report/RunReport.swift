@@ -1,6 +1,6 @@
 import JSON
 
-/// The report of one run (SPEC §6): what each stage did and how many API requests it took.
+/// The report of one run: what each stage did and how many API requests it took.
 public struct RunReport: Sendable {
     public var pipeline: String
     public var runId: String

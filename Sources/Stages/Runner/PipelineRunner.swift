@@ -186,7 +186,7 @@ public struct PipelineRunner: Sendable {
         }
     }
 
-    /// The run's status and exit code from its stages' outcomes (SPEC §2 and §6).
+    /// The run's status and exit code from its stages' outcomes (see the exit codes in docs/pipeline-files.md).
     static func outcome(of outcomes: [StageOutcome?], stopCode: Int32?) -> (RunStatus, Int32) {
         if let stopCode { return (.stopped, stopCode) }
         let finished = outcomes.compactMap { $0 }

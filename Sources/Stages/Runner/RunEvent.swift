@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import SOQL
 
 /// Something that happened during a run, as shown on the console, in `--log-format json` lines and
 /// in `run.log`.
@@ -113,14 +114,9 @@ public enum RunStatus: String, Sendable {
 
 /// Formats instants the way reports and logs show them.
 public enum Timestamp {
-    /// UTC ISO-8601 with milliseconds, e.g. `2026-11-22T06:15:00.123Z`.
+    /// UTC ISO-8601 with milliseconds, e.g. `2026-11-22T06:15:00.123Z` (``SOQLDateTime``'s form).
     public static func iso8601(_ date: Date) -> String {
-        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
-        var seconds = time_t(milliseconds / 1000)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
-                      Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), Int(milliseconds % 1000))
+        SOQLDateTime(epochMilliseconds: milliseconds(date))?.description ?? "1970-01-01T00:00:00.000Z"
     }
 
     /// Epoch milliseconds.

@@ -112,7 +112,7 @@ struct SyncUpEngine {
         }
     }
 
-    /// Settles the journal of earlier attempts (SPEC §4): adopted creates are counted and listed;
+    /// Settles the journal of earlier attempts: adopted creates are counted and listed;
     /// what stays uncertain is held back.
     private func reconcile(_ tally: inout Tally) async throws -> [String: Set<Int64>] {
         let reconciler = SyncUpJournalReconciler(client: client, store: store, syncName: settings.syncName, mergeMode: settings.mergeMode,

@@ -6,7 +6,7 @@ import SOQL
 import Soups
 
 /// Settles the journal a dead run (or a lost answer) left behind before anything is sent again
-/// (SPEC §4, uncertain creates):
+/// (docs/stages.md, "Lost answers"):
 /// - a create carried by a Bulk job is read back from that job's results;
 /// - any other create is looked for in the org by ``SyncUpCreateFinder`` — batched, parents
 ///   before the children that reference them, so a child is matched under its *resolved* parent;

@@ -4,7 +4,7 @@ import JSON
 import Soups
 
 /// `syncUp`: Mobile Sync's sync up of a soup, or of parent-children trees, packed into few
-/// requests (SPEC §4). `sync` names a sync-up sync, or `soup` + `target` + `options` declare one
+/// requests (docs/stages.md). `sync` names a sync-up sync, or `soup` + `target` + `options` declare one
 /// inline; `strategy` chooses the transport (`auto`, `collections`, `composite`, `graph`, `bulk`,
 /// `perTree`, `rest`); `bulkThreshold` (default 2,000) is where `auto` turns to Bulk 2.0 for a flat
 /// target; `maxInFlight` caps concurrent requests; `minApiRemainingPercent` stops the stage before
