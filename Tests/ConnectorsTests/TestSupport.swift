@@ -141,9 +141,9 @@ func withClient<T>(seedPath: String = sampleSeedPath, auth: OrgAuth? = nil, maxI
     }
 }
 
-/// Collects a stream into an array.
-func collect<T>(_ stream: AsyncThrowingStream<T, Error>) async throws -> [T] {
-    var items: [T] = []
+/// Collects a sequence into an array.
+func collect<S: AsyncSequence>(_ stream: S) async throws -> [S.Element] {
+    var items: [S.Element] = []
     for try await item in stream { items.append(item) }
     return items
 }

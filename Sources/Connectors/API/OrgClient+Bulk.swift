@@ -94,50 +94,42 @@ extension OrgClient {
     /// Runs a Bulk API 2.0 query job and streams its rows (column name → value), a results page
     /// at a time, following `Sforce-Locator`.
     public func bulkQuery(_ soql: String, all: Bool = false, maxRecordsPerPage: Int = 50_000, pollInterval: Double = 0.5)
-        -> AsyncThrowingStream<[String: String], Error>
+        -> ProducedSequence<[String: String]>
     {
-        let (stream, continuation) = AsyncThrowingStream<[String: String], Error>.makeStream(bufferingPolicy: .bufferingOldest(1))
-        let task = Task {
-            do {
-                // Creating a query job twice is harmless (it only reads), so a lost answer may be retried.
-                let created = try await send(.json("POST", apiPath + "/jobs/query", ["operation": .string(all ? "queryAll" : "query"), "query": .string(soql)],
-                                                   kind: "bulk", idempotent: true)).json()
-                guard let jobId = created["id"]?.stringValue else { throw OrgClientError.invalidResponse("Bulk query: no job id in the answer") }
-                let jobPath = apiPath + "/jobs/query/\(jobId)"
-                var wait = pollInterval
-                while true {
-                    let info = try await send(OrgRequest(method: "GET", path: jobPath, kind: "bulk")).json()
-                    let state = info["state"]?.stringValue ?? ""
-                    if state == "JobComplete" { break }
-                    if state == "Failed" || state == "Aborted" {
-                        throw OrgAPIError(status: 400, errorCode: "BULK_QUERY_\(state.uppercased())", message: info["errorMessage"]?.stringValue ?? state)
-                    }
-                    try await Task.sleep(for: .seconds(wait))
-                    wait = min(wait * 2, 10)
+        ProducedSequence { yield in
+            // Creating a query job twice is harmless (it only reads), so a lost answer may be retried.
+            let created = try await send(.json("POST", apiPath + "/jobs/query", ["operation": .string(all ? "queryAll" : "query"), "query": .string(soql)],
+                                               kind: "bulk", idempotent: true)).json()
+            guard let jobId = created["id"]?.stringValue else { throw OrgClientError.invalidResponse("Bulk query: no job id in the answer") }
+            let jobPath = apiPath + "/jobs/query/\(jobId)"
+            var wait = pollInterval
+            while true {
+                let info = try await send(OrgRequest(method: "GET", path: jobPath, kind: "bulk")).json()
+                let state = info["state"]?.stringValue ?? ""
+                if state == "JobComplete" { break }
+                if state == "Failed" || state == "Aborted" {
+                    throw OrgAPIError(status: 400, errorCode: "BULK_QUERY_\(state.uppercased())", message: info["errorMessage"]?.stringValue ?? state)
                 }
-                var locator: String?
-                repeat {
-                    var query = [("maxRecords", String(maxRecordsPerPage))]
-                    if let locator { query.append(("locator", locator)) }
-                    let page = try await send(OrgRequest(method: "GET", path: jobPath + "/results", query: query, kind: "bulk"))
-                    let rows = try Self.csvRows(page.text, of: "results")
-                    if let header = rows.first {
-                        for cells in rows.dropFirst() {
-                            var row: [String: String] = [:]
-                            for (name, value) in zip(header, cells) { row[name] = value }
-                            while case .dropped = continuation.yield(row) { try await Task.sleep(for: .milliseconds(1)) }
-                        }
-                    }
-                    let next = page.headers["sforce-locator"] ?? "null"
-                    locator = next == "null" || next.isEmpty ? nil : next
-                } while locator != nil
-                continuation.finish()
-            } catch {
-                continuation.finish(throwing: error)
+                try await Task.sleep(for: .seconds(wait))
+                wait = min(wait * 2, 10)
             }
+            var locator: String?
+            repeat {
+                var query = [("maxRecords", String(maxRecordsPerPage))]
+                if let locator { query.append(("locator", locator)) }
+                let page = try await send(OrgRequest(method: "GET", path: jobPath + "/results", query: query, kind: "bulk"))
+                let rows = try Self.csvRows(page.text, of: "results")
+                if let header = rows.first {
+                    for cells in rows.dropFirst() {
+                        var row: [String: String] = [:]
+                        for (name, value) in zip(header, cells) { row[name] = value }
+                        try await yield(row)
+                    }
+                }
+                let next = page.headers["sforce-locator"] ?? "null"
+                locator = next == "null" || next.isEmpty ? nil : next
+            } while locator != nil
         }
-        continuation.onTermination = { _ in task.cancel() }
-        return stream
     }
 
     /// The rows of a Bulk API CSV answer; one that cannot be read is an invalid response.

@@ -8,39 +8,26 @@ extension OrgClient {
     /// - Parameters:
     ///   - all: `queryAll` (include deleted and archived records).
     ///   - batchSize: `Sforce-Query-Options: batchSize=N` (200–2000).
-    public func query(_ soql: String, all: Bool = false, batchSize: Int? = nil) -> AsyncThrowingStream<JSONObject, Error> {
-        let (stream, continuation) = AsyncThrowingStream<JSONObject, Error>.makeStream(bufferingPolicy: .bufferingOldest(1))
-        let task = Task {
-            do {
-                var headers: [(String, String)] = []
-                if let batchSize { headers.append(("Sforce-Query-Options", "batchSize=\(min(2000, max(200, batchSize)))")) }
-                var request = OrgRequest(method: "GET", path: apiPath + (all ? "/queryAll" : "/query"), query: [("q", soql)],
-                                         headers: headers, kind: "query")
-                while true {
-                    let page = try await send(request).json()
-                    for record in page["records"]?.arrayValue ?? [] {
-                        guard let object = record.objectValue else { continue }
-                        try Task.checkCancellation()
-                        let completed = try await completingChildren(of: object)
-                        // Back-pressure: wait while the consumer has not taken the previous record.
-                        while case .dropped = continuation.yield(completed) {
-                            try await Task.sleep(for: .milliseconds(1))
-                        }
-                    }
-                    guard page["done"] == false, let next = page["nextRecordsUrl"]?.stringValue else { break }
-                    request = OrgRequest(method: "GET", path: next, headers: headers, kind: "query")
+    public func query(_ soql: String, all: Bool = false, batchSize: Int? = nil) -> ProducedSequence<JSONObject> {
+        ProducedSequence { yield in
+            var headers: [(String, String)] = []
+            if let batchSize { headers.append(("Sforce-Query-Options", "batchSize=\(min(2000, max(200, batchSize)))")) }
+            var request = OrgRequest(method: "GET", path: apiPath + (all ? "/queryAll" : "/query"), query: [("q", soql)],
+                                     headers: headers, kind: "query")
+            while true {
+                let page = try await send(request).json()
+                for record in page["records"]?.arrayValue ?? [] {
+                    guard let object = record.objectValue else { continue }
+                    try await yield(try await completingChildren(of: object))
                 }
-                continuation.finish()
-            } catch {
-                continuation.finish(throwing: error)
+                guard page["done"] == false, let next = page["nextRecordsUrl"]?.stringValue else { break }
+                request = OrgRequest(method: "GET", path: next, headers: headers, kind: "query")
             }
         }
-        continuation.onTermination = { _ in task.cancel() }
-        return stream
     }
 
     /// Streams a query built through the SOQL AST (values escaped, filters parenthesised).
-    public func query(_ query: SOQLQuery, all: Bool = false, batchSize: Int? = nil) -> AsyncThrowingStream<JSONObject, Error> {
+    public func query(_ query: SOQLQuery, all: Bool = false, batchSize: Int? = nil) -> ProducedSequence<JSONObject> {
         self.query(query.description, all: all, batchSize: batchSize)
     }
 

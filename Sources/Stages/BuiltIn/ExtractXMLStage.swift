@@ -54,16 +54,20 @@ public struct ExtractXMLStage: Stage {
         } catch {
             throw StageFailure(.invalidInput, "\(file): \(error.description)")
         }
-        // The SAX parser calls back synchronously: it runs on its own thread and hands batches over
-        // a two-batch buffer, waiting while the buffer is full, so memory stays flat.
-        let (batches, continuation) = AsyncStream<Result<[JSONValue], XMLRecordReader.SyntaxError>>.makeStream(bufferingPolicy: .bufferingOldest(2))
+        // The SAX parser calls back synchronously: it runs on its own thread and hands batches over,
+        // taking one of two slots for each; the reader frees a slot as it takes a batch, so the
+        // parser waits (blocked on its own thread, no polling) while two batches are unread.
+        let (batches, continuation) = AsyncStream<Result<[JSONValue], XMLRecordReader.SyntaxError>>.makeStream()
+        let slots = DispatchSemaphore(value: 2)
         let stop = StopFlag()
+        continuation.onTermination = { _ in
+            stop.set()
+            slots.signal()
+        }
         DispatchQueue.global().async {
             func hand(_ item: Result<[JSONValue], XMLRecordReader.SyntaxError>) {
-                while case .dropped = continuation.yield(item) {
-                    if stop.isSet { return }
-                    usleep(500)
-                }
+                slots.wait()
+                if !stop.isSet { continuation.yield(item) }
             }
             var batch: [JSONValue] = []
             do throws(XMLRecordReader.SyntaxError) {
@@ -84,8 +88,12 @@ public struct ExtractXMLStage: Stage {
         }
         var result = StageResult()
         let object = sobjectType ?? record
-        defer { stop.set() }
+        defer {
+            stop.set()
+            slots.signal()
+        }
         for await item in batches {
+            slots.signal()
             switch item {
             case .success(let batch):
                 try await context.emit(batch)
@@ -99,7 +107,7 @@ public struct ExtractXMLStage: Stage {
     }
 }
 
-/// A flag one thread sets and another polls.
+/// A flag one thread sets and another reads.
 final class StopFlag: Sendable {
     private let value = Mutex(false)
 

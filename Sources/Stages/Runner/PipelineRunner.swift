@@ -126,15 +126,8 @@ public struct PipelineRunner: Sendable {
             stages: selected, runId: runId, pipeline: pipeline, store: store, dryRun: options.dryRun, log: log,
             orgSession: orgSession, reportDirectory: reportDirectory, control: control)
         let execution = Task { await executor.run() }
-        let control = self.control
-        let stopWatcher = Task {
-            while !Task.isCancelled {
-                if control.stopExitCode != nil { execution.cancel(); return }
-                try? await Task.sleep(for: .milliseconds(20))
-            }
-        }
+        control.whenStopped { execution.cancel() }
         let results = await execution.value
-        stopWatcher.cancel()
 
         var report = RunReport(
             pipeline: pipeline.name, runId: runId, dryRun: options.dryRun, status: .succeeded, exitCode: 0,

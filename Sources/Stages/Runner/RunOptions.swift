@@ -20,17 +20,38 @@ public struct RunOptions: Sendable {
 /// batches, marks running syncs STOPPED, writes its report with status `stopped` and exits with
 /// the code given.
 public final class RunControl: Sendable {
-    private let requested = Mutex<Int32?>(nil)
+    private struct State {
+        var exitCode: Int32?
+        var handlers: [@Sendable () -> Void] = []
+    }
+
+    private let state = Mutex(State())
 
     public init() {}
 
     /// Asks the run to stop; `exitCode` is 130 for SIGINT, 143 for SIGTERM.
     public func requestStop(exitCode: Int32) {
-        requested.withLock { if $0 == nil { $0 = exitCode } }
+        let handlers = state.withLock { state -> [@Sendable () -> Void] in
+            guard state.exitCode == nil else { return [] }
+            state.exitCode = exitCode
+            defer { state.handlers = [] }
+            return state.handlers
+        }
+        for handler in handlers { handler() }
     }
 
     /// The exit code of the stop request, if one was made.
-    public var stopExitCode: Int32? { requested.withLock { $0 } }
+    public var stopExitCode: Int32? { state.withLock { $0.exitCode } }
+
+    /// Calls `handler` once when a stop is requested — at once if one already was.
+    func whenStopped(_ handler: @escaping @Sendable () -> Void) {
+        let stopped = state.withLock { state -> Bool in
+            if state.exitCode != nil { return true }
+            state.handlers.append(handler)
+            return false
+        }
+        if stopped { handler() }
+    }
 }
 
 /// The end of a run: its report and the process exit code.

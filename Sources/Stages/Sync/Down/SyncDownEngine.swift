@@ -61,39 +61,28 @@ struct SyncDownEngine {
 
     /// The pages of a Bulk 2.0 query job: its size from a COUNT() query, its rows as the text Bulk
     /// returns (empty = null), 2,000 to a page, one page held at a time.
-    private func bulkPages(of query: SyncDownQuery) -> AsyncThrowingStream<QueryPage, Error> {
+    private func bulkPages(of query: SyncDownQuery) -> ProducedSequence<QueryPage> {
         let client = context.client
-        let (stream, continuation) = AsyncThrowingStream<QueryPage, Error>.makeStream(bufferingPolicy: .bufferingOldest(1))
-        func send(_ page: QueryPage) async throws {
-            while case .dropped = continuation.yield(page) { try await Task.sleep(for: .milliseconds(1)) }
-        }
-        let task = Task {
-            do {
-                var counting = query.query
-                counting.select = [.count]
-                counting.orderBy = []
-                let total = try await client.count(counting.description)
-                let fields = query.query.select.compactMap { item -> String? in
-                    if case .field(let path) = item { return path.description }
-                    return nil
-                }
-                var page: [JSONObject] = []
-                for try await row in client.bulkQuery(query.query.description) {
-                    var record: JSONObject = ["attributes": ["type": .string(query.query.from.name)]]
-                    for field in fields { record[field] = row[field].flatMap { $0.isEmpty ? nil : JSONValue.string($0) } ?? .null }
-                    page.append(record)
-                    if page.count == 2000 {
-                        try await send(QueryPage(totalSize: total, records: page))
-                        page = []
-                    }
-                }
-                if !page.isEmpty || total == 0 { try await send(QueryPage(totalSize: total, records: page)) }
-                continuation.finish()
-            } catch {
-                continuation.finish(throwing: error)
+        return ProducedSequence { yield in
+            var counting = query.query
+            counting.select = [.count]
+            counting.orderBy = []
+            let total = try await client.count(counting.description)
+            let fields = query.query.select.compactMap { item -> String? in
+                if case .field(let path) = item { return path.description }
+                return nil
             }
+            var page: [JSONObject] = []
+            for try await row in client.bulkQuery(query.query.description) {
+                var record: JSONObject = ["attributes": ["type": .string(query.query.from.name)]]
+                for field in fields { record[field] = row[field].flatMap { $0.isEmpty ? nil : JSONValue.string($0) } ?? .null }
+                page.append(record)
+                if page.count == 2000 {
+                    try await yield(QueryPage(totalSize: total, records: page))
+                    page = []
+                }
+            }
+            if !page.isEmpty || total == 0 { try await yield(QueryPage(totalSize: total, records: page)) }
         }
-        continuation.onTermination = { _ in task.cancel() }
-        return stream
     }
 }
