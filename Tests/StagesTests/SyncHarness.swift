@@ -15,7 +15,9 @@ final class SyncHarness: Sendable {
 
     static let soups = """
         [ { "soupName": "Accounts", "indexes": [ { "path": "Id", "type": "string" }, { "path": "Name", "type": "string" },
-                                                 { "path": "__local__", "type": "string" } ] },
+                                                 { "path": "ParentId", "type": "string" }, { "path": "__local__", "type": "string" } ] },
+          { "soupName": "Cases", "indexes": [ { "path": "Id", "type": "string" }, { "path": "ContactId", "type": "string" },
+                                              { "path": "AccountId", "type": "string" }, { "path": "__local__", "type": "string" } ] },
           { "soupName": "Contacts", "indexes": [ { "path": "Id", "type": "string" }, { "path": "AccountId", "type": "string" },
                                                  { "path": "__local__", "type": "string" } ] },
           { "soupName": "Orders", "indexes": [ { "path": "Id", "type": "string" }, { "path": "Name", "type": "string" },

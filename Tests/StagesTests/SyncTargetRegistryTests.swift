@@ -125,7 +125,7 @@ import Testing
                          { "syncName": "none", "syncType": "syncDown", "soupName": "S", "target": { "query": "SELECT Id FROM Account" } } ],
               "stages": [] }
             """, in: directory)
-        #expect(errors.contains { $0.hasSuffix(#"syncs[0].target.iOSImpl: no sync-up target named "AcmeSyncUpTarget" is registered (registered: batch, collection, parent_children, rest, and Mobile SDK's class names for them)"#) })
+        #expect(errors.contains { $0.hasSuffix(#"syncs[0].target.iOSImpl: no sync-up target named "AcmeSyncUpTarget" is registered (registered: batch, collection, graph, parent_children, rest, and Mobile SDK's class names for them)"#) })
         #expect(errors.contains { $0.hasSuffix(#"syncs[1].target.type: no sync-down target named "sosl" is registered (registered: parent_children, soql, and Mobile SDK's class names for them)"#) })
         #expect(errors.contains { $0.hasSuffix("syncs[2].target.type: is required: the sync-down target to use (registered: parent_children, soql)") })
     }

@@ -90,7 +90,7 @@ struct MobileSDKConfigDecoder {
         "type", "iOSImpl", "AndroidImpl", "androidImpl", "idFieldName", "modificationDateFieldName", "query", "maxBatchSize",
         "parent", "children", "parentFieldlist", "childrenFieldlist", "relationshipType", "parentSoqlFilter",
         "createFieldlist", "updateFieldlist", "parentCreateFieldlist", "parentUpdateFieldlist", "childrenCreateFieldlist",
-        "childrenUpdateFieldlist", "externalIdFieldName", "sobjectType", "fieldlist", "soupName",
+        "childrenUpdateFieldlist", "externalIdFieldName", "sobjectType", "fieldlist", "soupName", "objects",
     ]
     static let knownInfoKeys: Set<String> = [
         "idFieldName", "sobjectType", "modificationDateFieldName", "soupName", "parentIdFieldName", "sobjectTypePlural",

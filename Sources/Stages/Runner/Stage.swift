@@ -53,6 +53,14 @@ public struct StageResult: Sendable, Equatable {
         if let object { byObject[object, default: [:]][key, default: 0] += amount }
     }
 
+    /// Adds every count of `other`.
+    public mutating func merge(_ other: StageResult) {
+        for (key, amount) in other.counts { counts[key, default: 0] += amount }
+        for (object, counts) in other.byObject {
+            for (key, amount) in counts { byObject[object, default: [:]][key, default: 0] += amount }
+        }
+    }
+
     /// `true` when some records were rejected, failed, left on conflict or are uncertain.
     public var hasProblems: Bool { StageCounts.problems.contains { (counts[$0] ?? 0) > 0 } }
 

@@ -38,6 +38,7 @@ public struct StageRegistry: Sendable {
         registry.register(syncUpTarget: ["parent_children", "SFParentChildrenSyncUpTarget", "ParentChildrenSyncUpTarget"]) {
             try ParentChildrenSyncUpTarget(sync: $0, settings: $1)
         }
+        registry.register(syncUpTarget: ["graph"]) { try GraphSyncUpTarget(sync: $0, settings: $1) }
         registry.register(syncDownTarget: ["soql", "SFSoqlSyncDownTarget", "SoqlSyncDownTarget"]) {
             try SOQLSyncDownTarget(sync: $0, settings: $1)
         }

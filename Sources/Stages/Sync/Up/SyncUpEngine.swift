@@ -269,6 +269,38 @@ struct SyncUpEngine {
                                 refused: results.refusedJournalIds, originalIds: originalIds, tally: &tally)
     }
 
+    /// Records the org created take their server id everywhere their `local_` id was written —
+    /// in the target's reference fields of any soup, beyond the page's own trees (a child in
+    /// another page, a record of another object) — in the page's transaction.
+    private func propagateNewIds(_ trees: [SyncUpTree], final: [RecordKey: SyncUpOutcome], originalIds: [RecordKey: String?],
+                                 into changes: inout SoupChangeSet) async throws {
+        guard !target.references.isEmpty else { return }
+        var created: [String: [String: String]] = [:]
+        for (key, outcome) in final where outcome.isSuccess {
+            let record = trees[key.tree][key.child]
+            guard let original = originalIds[key] ?? nil, SyncField.isLocalId(original), record.hasServerId, let id = record.id else { continue }
+            created[record.soup, default: [:]][original] = id
+        }
+        for reference in target.references {
+            guard let mapping = created[reference.referencedSoup], !mapping.isEmpty else { continue }
+            for chunk in Array(mapping.keys).sorted().chunked(into: 500) {
+                let holders = try await store.entries(in: reference.soup, where: reference.field, in: chunk.map(JSONValue.string))
+                for (value, entries) in holders {
+                    guard let local = value.stringValue, let id = mapping[local] else { continue }
+                    for stored in entries {
+                        guard let entryId = stored.soupEntryId else { continue }
+                        let index = changes.saves[reference.soup]?.firstIndex { $0.soupEntryId == entryId }
+                        var entry = index.map { changes.saves[reference.soup]![$0] } ?? stored
+                        guard entry[reference.field]?.stringValue == local else { continue }
+                        entry[reference.field] = .string(id)
+                        if let index { changes.saves[reference.soup]![index] = entry } else { changes.save(entry, in: reference.soup) }
+                        if !entry.isDirty { changes.confirmed[reference.soup, default: [:]][entryId] = entry.dataFields }
+                    }
+                }
+            }
+        }
+    }
+
     /// OVERWRITE met a child deleted on the server: when its saved parent is gone too, the parent
     /// is re-created with it (one query for the page).
     private func recreateMissingParents(_ trees: inout [SyncUpTree], among indices: Set<Int>, applier: SyncUpResultApplier) async throws {
@@ -342,7 +374,10 @@ struct SyncUpEngine {
             changes.settledJournalIds.append(contentsOf: ids)
         }
         changes.settledJournalIds.append(contentsOf: Set(refused).subtracting(changes.settledJournalIds))
-        if !settings.dryRun { try await store.apply(changes) }
+        if !settings.dryRun {
+            try await propagateNewIds(trees, final: final, originalIds: originalIds, into: &changes)
+            try await store.apply(changes)
+        }
         var unsettled = Set<Int>()
         var rows: [SyncUpResultFiles.Row] = []
         for (key, outcome) in final.sorted(by: { ($0.key.tree, $0.key.child ?? -1) < ($1.key.tree, $1.key.child ?? -1) }) {

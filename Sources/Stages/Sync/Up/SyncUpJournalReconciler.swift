@@ -82,6 +82,7 @@ struct SyncUpJournalReconciler {
 
         mutating func load() async throws {
             journal = try await store.journal(of: reconciler.syncName)
+            if let soups = target.journalSoups { journal = journal.filter { soups.contains($0.soupName) } }
             var wanted: [String: Set<Int64>] = [:]
             for entry in journal {
                 wanted[entry.soupName, default: []].insert(entry.entryId)

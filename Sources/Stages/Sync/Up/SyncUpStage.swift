@@ -86,18 +86,35 @@ public struct SyncUpStage: Stage {
         let tracker = try await SyncStateTracker(name: name, store: context.store, progress: context.progress)
         try await tracker.start()
         let files = SyncUpResultFiles(directory: context.reportDirectory, stageId: context.stageId)
-        let result: StageResult
+        var result = StageResult()
         do {
             let client = try await context.org()
-            let engine = SyncUpEngine(
-                target: target,
-                settings: .init(syncName: name, mergeMode: mergeMode, strategy: strategy,
-                                bulkThreshold: bulkThreshold, maxInFlight: maxInFlight ?? Self.orgMaxInFlight(context),
-                                minApiRemainingPercent: minApiRemainingPercent, dryRun: context.dryRun, stageId: context.stageId),
-                store: context.store, client: client, tracker: tracker, files: files, logger: context.logger,
-                validator: context.dryRun ? SyncUpRecordValidator(client: client) : nil,
-                shouldStop: { Task.isCancelled })
-            result = try await engine.run()
+            func run(_ target: any SyncUpTarget) async throws {
+                let engine = SyncUpEngine(
+                    target: target,
+                    settings: .init(syncName: name, mergeMode: mergeMode, strategy: strategy,
+                                    bulkThreshold: bulkThreshold, maxInFlight: maxInFlight ?? Self.orgMaxInFlight(context),
+                                    minApiRemainingPercent: minApiRemainingPercent, dryRun: context.dryRun, stageId: context.stageId),
+                    store: context.store, client: client, tracker: tracker, files: files, logger: context.logger,
+                    validator: context.dryRun ? SyncUpRecordValidator(client: client) : nil,
+                    shouldStop: { Task.isCancelled })
+                do {
+                    result.merge(try await engine.run())
+                } catch let failure as StageFailure {
+                    // Keep what the earlier passes committed.
+                    var partial = result
+                    partial.merge(failure.partialResult ?? StageResult())
+                    throw StageFailure(failure.kind, failure.message, partialResult: partial)
+                }
+            }
+            // A target made of passes runs them round after round while they take new records.
+            let attempts = SyncUpAttempts()
+            while let passes = target.passes(sharing: attempts), !Task.isCancelled {
+                let taken = attempts.count
+                for pass in passes { try await run(pass) }
+                if attempts.count == taken { break }
+            }
+            try await run(target)
         } catch {
             try? await files.finish()
             try? await tracker.finish(.failed, error: "\(error)")

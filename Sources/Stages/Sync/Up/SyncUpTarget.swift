@@ -39,6 +39,16 @@ public protocol SyncUpTarget: Sendable {
     /// conflict before this is asked. Default: the local modification date is not older than the
     /// org's, or either is unknown.
     func isNewerThanServer(_ record: SyncUpRecord, serverModificationDate: Int64?) -> Bool
+
+    /// A target made of passes (a graph of objects): the targets one round runs, in order; the
+    /// stage runs rounds until one takes no new record from `attempts`, then runs this target once
+    /// to report what no pass could send (``strandedRecords(in:)``). `nil` (the default): the
+    /// target runs as itself.
+    func passes(sharing attempts: SyncUpAttempts) -> [any SyncUpTarget]?
+
+    /// The soups whose journal entries (writes of earlier attempts) this target settles before it
+    /// sends; `nil` (the default) for all of the sync's. A pass settles its own soup's.
+    var journalSoups: Set<String>? { get }
 }
 
 extension SyncUpTarget {
@@ -46,6 +56,9 @@ extension SyncUpTarget {
     public func strandedRecords(in store: SoupStore) async throws -> [SyncUpStrandedRecord] { [] }
     public func idFieldName(inSoup soup: String) -> String { "Id" }
     public func externalIdFieldName(inSoup soup: String) -> String? { nil }
+
+    public func passes(sharing attempts: SyncUpAttempts) -> [any SyncUpTarget]? { nil }
+    public var journalSoups: Set<String>? { nil }
 
     public func isNewerThanServer(_ record: SyncUpRecord, serverModificationDate: Int64?) -> Bool {
         guard let server = serverModificationDate, let local = ServerTimestamp.milliseconds(record.entry[record.modificationDateField]) else {
