@@ -122,3 +122,72 @@ import Testing
         for soup in ["Accounts", "Contacts", "Cases"] { #expect(try await bench.entries(soup, pipeline).isEmpty) }
     }
 }
+
+/// The graph target under every fault profile of the soak: families of a parent account, a child
+/// account (self-lookup), a contact under the child and a case under the contact, run under the
+/// faults and then again until it succeeds; the org and the soups must then agree exactly.
+@Suite struct GraphSyncUpSoakTests {
+    static let families = ProcessInfo.processInfo.environment["SOAK_TREES"].flatMap(Int.init).map { max(8, $0 / 4) } ?? 8
+
+    @Test(arguments: SyncUpSoakTests.selected)
+    func faultsEndExact(profile: SyncUpSoakTests.Profile) async throws {
+        let bench = try await SyncHarness(requestDeadlineSeconds: 1.5)
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: GraphSyncUpTests.sync, stages: GraphSyncUpTests.stages,
+                                          org: profile.timeouts ? #""timeoutSeconds": 0.6, "requestDeadlineSeconds": 1.5, "# : "",
+                                          refreshAuth: profile.refreshAuth)
+        let count = Self.families
+        // Children first in each soup, so their parents are found later.
+        try await bench.put((0..<count).flatMap { index in [
+            SyncHarness.local("Account", "local_c\(index)", ["Name": .string("GC\(index)"), "ParentId": .string("local_p\(index)")]),
+            SyncHarness.local("Account", "local_p\(index)", ["Name": .string("GP\(index)")]),
+        ] }, into: "Accounts", pipeline)
+        try await bench.put((0..<count).map { index in
+            SyncHarness.local("Contact", "local_k\(index)", ["LastName": .string("GK\(index)"), "AccountId": .string("local_c\(index)")])
+        }, into: "Contacts", pipeline)
+        try await bench.put((0..<count).map { index in
+            SyncHarness.local("Case", "local_s\(index)", ["Subject": .string("GS\(index)"), "ContactId": .string("local_k\(index)"),
+                                                          "AccountId": .string("local_c\(index)")])
+        }, into: "Cases", pipeline)
+        var faults = profile.faults
+        if case .integer(let limit)? = faults["dailyRequestLimit"] {
+            let stats = try await bench.client.send(OrgRequest(method: "GET", path: "/emulator/stats", kind: "admin")).json()
+            var object = faults.objectValue ?? [:]
+            object["dailyRequestLimit"] = .integer((stats["dailyRequests"]?.integerValue ?? 0) + limit)
+            faults = .object(object)
+        }
+        try await bench.setFaults(faults)
+        var last = try await bench.run(pipeline)
+        var created = SyncUpIntegrityTests.created(last)
+        try await bench.setFaults([:])
+        if profile.timeouts { try await Task.sleep(for: .seconds(2.5)) }
+        for _ in 0..<3 where last.exitCode != 0 {
+            last = try await bench.run(pipeline)
+            created += SyncUpIntegrityTests.created(last)
+        }
+        #expect(last.exitCode == 0, "\(profile): \(last.report.stages[0])")
+        #expect(created == count * 4, "\(profile): each record counted created once")
+
+        func byName(_ soql: String, _ key: String) async throws -> [String: JSONObject] {
+            let records = try await bench.query(soql)
+            #expect(Set(records.compactMap { $0[key]?.stringValue }).count == records.count, "\(profile): no duplicate in \(soql)")
+            return Dictionary(records.map { ($0[key]!.stringValue!, $0) }, uniquingKeysWith: { $1 })
+        }
+        let accounts = try await byName("SELECT Id, Name, ParentId FROM Account WHERE Name LIKE 'GC%' OR Name LIKE 'GP%'", "Name")
+        let contacts = try await byName("SELECT Id, LastName, AccountId FROM Contact WHERE LastName LIKE 'GK%'", "LastName")
+        let cases = try await byName("SELECT Id, Subject, ContactId, AccountId FROM Case WHERE Subject LIKE 'GS%'", "Subject")
+        #expect(accounts.count == count * 2 && contacts.count == count && cases.count == count, "\(profile): every record once")
+        for index in 0..<count {
+            let child = accounts["GC\(index)"], parent = accounts["GP\(index)"], contact = contacts["GK\(index)"]
+            #expect(child?["ParentId"] == parent?["Id"] && parent?["Id"] != nil, "\(profile): GC\(index) under its parent")
+            #expect(contact?["AccountId"] == child?["Id"], "\(profile): GK\(index) under its account")
+            #expect(cases["GS\(index)"]?["ContactId"] == contact?["Id"] && cases["GS\(index)"]?["AccountId"] == child?["Id"])
+        }
+        let orgIds = Set([accounts, contacts, cases].flatMap { $0.values.compactMap { $0["Id"]?.stringValue } })
+        for soup in ["Accounts", "Contacts", "Cases"] {
+            let entries = try await bench.entries(soup, pipeline)
+            #expect(entries.allSatisfy { !$0.isDirty }, "\(profile): \(soup) clean")
+            #expect(entries.allSatisfy { orgIds.contains($0["Id"]?.stringValue ?? "") }, "\(profile): \(soup) hold the org's ids")
+        }
+    }
+}
