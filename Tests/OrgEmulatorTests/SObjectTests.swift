@@ -210,3 +210,31 @@ import Testing
         }
     }
 }
+
+/// Polymorphic lookups (`Task.WhatId` → Account or Opportunity), as an org has them.
+@Suite struct PolymorphicLookupTests {
+    @Test func aWhatIdTakesEitherTargetAndNothingElse() async throws {
+        try await withEmulator { emu in
+            let describe = try await emu.rest("GET", "/sobjects/Task/describe").json
+            let whatId = describe["fields"]?.arrayValue?.first { $0["name"] == "WhatId" }
+            #expect(whatId?["referenceTo"] == ["Account", "Opportunity"])
+            #expect(whatId?["polymorphicForeignKey"] == true)
+            #expect(whatId?["relationshipName"] == "What")
+
+            let account = try await emu.create("Account", ["Name": "Poly account"])
+            let deal = try await emu.create("Opportunity", ["Name": "Poly deal", "StageName": "Prospecting", "CloseDate": "2027-01-31",
+                                                            "AccountId": .string(account)])
+            let contact = try await emu.create("Contact", ["LastName": "Poly"])
+            _ = try await emu.create("Task", ["Subject": "On the account", "WhatId": .string(account), "WhoId": .string(contact)])
+            _ = try await emu.create("Task", ["Subject": "On the deal", "WhatId": .string(deal)])
+            let refused = try await emu.rest("POST", "/sobjects/Task", json: ["Subject": "On a contact", "WhatId": .string(contact)])
+            #expect(refused.status == 400)
+            #expect(refused.json[0]?["errorCode"] == "INVALID_CROSS_REFERENCE_KEY")
+
+            let tasks = try await QueryTests().query(emu, "SELECT Subject, WhatId FROM Task ORDER BY Subject").json
+            #expect(tasks["records"]?.arrayValue?.map { $0["WhatId"] } == [.string(account), .string(deal)])
+            let children = try await QueryTests().query(emu, "SELECT Name, (SELECT Subject FROM Tasks) FROM Opportunity WHERE Name = 'Poly deal'").json
+            #expect(children["records"]?[0]?["Tasks"]?["records"]?[0]?["Subject"] == "On the deal")
+        }
+    }
+}

@@ -105,6 +105,43 @@ import Testing
         #expect(kase.isDirty && kase.lastErrorCode == "UNRESOLVED_REFERENCE")
     }
 
+    /// Task.WhatId points at an account or an opportunity: the local id says which soup holds it.
+    @Test func aPolymorphicLookupResolvesIntoWhicheverSoupHoldsItsTarget() async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: """
+            [ { "syncName": "graph", "syncType": "syncUp", "soupName": "Accounts",
+                "target": { "type": "graph", "objects": [
+                  { "soupName": "Tasks", "sobjectType": "Task", "createFieldlist": ["Subject", "WhatId", "WhoId"],
+                    "references": [ { "field": "WhatId", "soups": ["Accounts", "Opportunities"] }, { "field": "WhoId", "soup": "Contacts" } ] },
+                  { "soupName": "Opportunities", "sobjectType": "Opportunity", "createFieldlist": ["Name", "StageName", "CloseDate", "AccountId"],
+                    "references": [ { "field": "AccountId", "soup": "Accounts" } ] },
+                  { "soupName": "Contacts", "sobjectType": "Contact", "createFieldlist": ["LastName", "AccountId"],
+                    "references": [ { "field": "AccountId", "soup": "Accounts" } ] },
+                  { "soupName": "Accounts", "sobjectType": "Account", "createFieldlist": ["Name"] } ] } } ]
+            """, stages: Self.stages)
+        try await bench.put([SyncHarness.local("Account", "local_a", ["Name": "P account"])], into: "Accounts", pipeline)
+        try await bench.put([SyncHarness.local("Opportunity", "local_o", ["Name": "P deal", "StageName": "Prospecting",
+                                                                          "CloseDate": "2027-01-31", "AccountId": "local_a"])],
+                            into: "Opportunities", pipeline)
+        try await bench.put([SyncHarness.local("Contact", "local_c", ["LastName": "P contact", "AccountId": "local_a"])], into: "Contacts", pipeline)
+        try await bench.put([
+            SyncHarness.local("Task", "local_t1", ["Subject": "P call the account", "WhatId": "local_a", "WhoId": "local_c"]),
+            SyncHarness.local("Task", "local_t2", ["Subject": "P follow the deal", "WhatId": "local_o"]),
+        ], into: "Tasks", pipeline)
+        let outcome = try await bench.run(pipeline)
+        #expect(outcome.exitCode == 0, "\(outcome.report.stages[0])")
+        #expect(outcome.report.stages[0].counts["created"] == 5)
+        let account = try await bench.query("SELECT Id FROM Account WHERE Name = 'P account'").first?["Id"]
+        let deal = try await bench.query("SELECT Id FROM Opportunity WHERE Name = 'P deal'").first?["Id"]
+        let contact = try await bench.query("SELECT Id FROM Contact WHERE LastName = 'P contact'").first?["Id"]
+        let tasks = Dictionary(try await bench.query("SELECT Subject, WhatId, WhoId FROM Task WHERE Subject LIKE 'P %'").map {
+            ($0["Subject"]!.stringValue!, $0) }, uniquingKeysWith: { $1 })
+        #expect(tasks["P call the account"]?["WhatId"] == account && account != nil)
+        #expect(tasks["P call the account"]?["WhoId"] == contact && contact != nil)
+        #expect(tasks["P follow the deal"]?["WhatId"] == deal && deal != nil)
+    }
+
     @Test func deletesGoChildrenFirst() async throws {
         let bench = try await SyncHarness()
         defer { Task { await bench.close() } }

@@ -16,6 +16,10 @@ final class SyncHarness: Sendable {
     static let soups = """
         [ { "soupName": "Accounts", "indexes": [ { "path": "Id", "type": "string" }, { "path": "Name", "type": "string" },
                                                  { "path": "ParentId", "type": "string" }, { "path": "__local__", "type": "string" } ] },
+          { "soupName": "Tasks", "indexes": [ { "path": "Id", "type": "string" }, { "path": "WhatId", "type": "string" },
+                                              { "path": "WhoId", "type": "string" }, { "path": "__local__", "type": "string" } ] },
+          { "soupName": "Opportunities", "indexes": [ { "path": "Id", "type": "string" }, { "path": "AccountId", "type": "string" },
+                                                      { "path": "__local__", "type": "string" } ] },
           { "soupName": "Cases", "indexes": [ { "path": "Id", "type": "string" }, { "path": "ContactId", "type": "string" },
                                               { "path": "AccountId", "type": "string" }, { "path": "__local__", "type": "string" } ] },
           { "soupName": "Contacts", "indexes": [ { "path": "Id", "type": "string" }, { "path": "AccountId", "type": "string" },

@@ -149,7 +149,8 @@ extension OrgEngine {
             entry["picklistValues"] = .array(field.picklistValues.map { value in
                 ["active": true, "defaultValue": false, "label": .string(value), "validFor": .null, "value": .string(value)]
             })
-            entry["referenceTo"] = .array(field.referenceTo.map { [.string($0)] } ?? [])
+            entry["referenceTo"] = .array(field.referenceTargets.map(JSONValue.string))
+            entry["polymorphicForeignKey"] = .bool(field.referenceTargets.count > 1)
             entry["relationshipName"] = field.relationshipName.map(JSONValue.string) ?? .null
             entry["relationshipOrder"] = field.masterDetail ? 0 : .null
             entry["cascadeDelete"] = .bool(field.cascadeDelete)

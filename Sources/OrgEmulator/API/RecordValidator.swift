@@ -96,7 +96,8 @@ struct RecordValidator {
             guard let text = value.stringValue else { throw bad(value.jsonString) }
             if text.isEmpty { return .null }
             guard let id = SalesforceId.normalize(text) else { throw APIError.malformedId(field.label, text, field: field.name) }
-            if let target = field.referenceTo, let parent = schema.object(target), SalesforceId.prefix(of: id) != parent.keyPrefix || !lookupExists(id) {
+            let prefixes = field.referenceTargets.compactMap { schema.object($0)?.keyPrefix }
+            if !prefixes.isEmpty, !prefixes.contains(SalesforceId.prefix(of: id)) || !lookupExists(id) {
                 throw APIError(400, "INVALID_CROSS_REFERENCE_KEY", "invalid cross reference id", fields: [field.name])
             }
             return .string(id)

@@ -48,7 +48,7 @@ public struct FieldSchema: Sendable {
     public var defaultValue: JSONValue?
     public var picklistValues: [String]
     public var restrictedPicklist: Bool
-    /// For references: the parent object.
+    /// For references: the parent object (the first, for a polymorphic lookup).
     public var referenceTo: String?
     /// For references: the name of the parent in child-to-parent paths (`Account`).
     public var relationshipName: String?
@@ -59,6 +59,9 @@ public struct FieldSchema: Sendable {
     public var cascadeDelete: Bool
     public var restrictedDelete: Bool
     public var custom: Bool
+    /// For references: every object the field may point at — several for a polymorphic lookup
+    /// (`Task.WhatId` → Account, Opportunity).
+    public var referenceTargets: [String] = []
 
     /// `true` for required fields a create must supply.
     public var isRequiredOnCreate: Bool { !nillable && createable && !defaultedOnCreate && type != .boolean }
@@ -113,7 +116,7 @@ public struct OrgSchema: Sendable {
         var linked = objects
         for (parentIndex, parent) in linked.enumerated() {
             linked[parentIndex].childRelationships = objects.flatMap { child in
-                child.fields.filter { $0.referenceTo?.lowercased() == parent.name.lowercased() }.map { field in
+                child.fields.filter { $0.referenceTargets.contains { $0.lowercased() == parent.name.lowercased() } }.map { field in
                     ChildRelationship(childSObject: child.name, field: field.name, relationshipName: field.childRelationshipName,
                                       cascadeDelete: field.cascadeDelete || field.masterDetail, restrictedDelete: field.restrictedDelete)
                 }

@@ -112,7 +112,7 @@ private struct SeedDecoder {
         let schema = OrgSchema(objects: objects)
         for object in objects {
             for field in object.fields where field.type == .reference {
-                if let target = field.referenceTo, schema.object(target) == nil {
+                for target in field.referenceTargets where schema.object(target) == nil {
                     fail("objects.\(object.name).fields.\(field.name).referenceTo", "no object named \(target)")
                 }
             }
@@ -206,7 +206,11 @@ private struct SeedDecoder {
             fail("\(path).relationship", "must be \"lookup\" or \"masterDetail\"")
         }
         let masterDetail = type == .reference && relationship == "masterDetail"
-        if type == .reference && field["referenceTo"]?.stringValue == nil { fail("\(path).referenceTo", "is required for a reference") }
+        // A polymorphic lookup names several objects.
+        let targets = field["referenceTo"]?.stringValue.map { [$0] } ?? field["referenceTo"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        if type == .reference && targets.isEmpty {
+            fail("\(path).referenceTo", "is required for a reference: an object name, or an array of them for a polymorphic lookup")
+        }
         let externalId = bool("externalId", false)
         let required = bool("required", masterDetail)
         var picklistValues: [String] = []
@@ -225,7 +229,7 @@ private struct SeedDecoder {
         case .reference: defaultLength = 18
         default: defaultLength = 0
         }
-        return FieldSchema(
+        var schema = FieldSchema(
             name: name, label: field["label"]?.stringValue ?? name, type: type,
             length: Int(field["length"]?.integerValue ?? Int64(defaultLength)),
             precision: Int(field["precision"]?.integerValue ?? (type == .double || type == .currency || type == .percent ? 18 : 0)),
@@ -234,13 +238,15 @@ private struct SeedDecoder {
             unique: bool("unique", false) || externalId && bool("unique", false), externalId: externalId,
             idLookup: bool("idLookup", externalId), defaultedOnCreate: type == .boolean || field["default"] != nil,
             defaultValue: field["default"] ?? (type == .boolean ? .bool(false) : nil), picklistValues: picklistValues,
-            restrictedPicklist: bool("restrictedPicklist", false), referenceTo: field["referenceTo"]?.stringValue,
+            restrictedPicklist: bool("restrictedPicklist", false), referenceTo: targets.first,
             relationshipName: type == .reference
                 ? (field["relationshipName"]?.stringValue ?? (name.hasSuffix("Id") ? String(name.dropLast(2)) : name.hasSuffix("__c") ? String(name.dropLast(3)) + "__r" : name))
                 : nil,
             childRelationshipName: field["childRelationshipName"]?.stringValue, masterDetail: masterDetail,
             cascadeDelete: masterDetail || bool("cascadeDelete", false), restrictedDelete: bool("restrictedDelete", false),
             custom: name.hasSuffix("__c"))
+        schema.referenceTargets = type == .reference ? targets : []
+        return schema
     }
 
     mutating func decodeRecords(_ value: JSONValue?, schema: OrgSchema) -> [SeedRecord] {
@@ -289,6 +295,7 @@ private struct SeedDecoder {
         func user(_ name: String, label: String, relationship: String) -> FieldSchema {
             var reference = field(name, .reference, label: label)
             reference.referenceTo = "User"
+            reference.referenceTargets = ["User"]
             reference.relationshipName = relationship
             return reference
         }
