@@ -7,8 +7,10 @@ import Soups
 /// new entries — with their server `Id`, or a `local_` id — and clean sync flags (`markDirty` sets
 /// them). With `mergeMode` LEAVE_IF_CHANGED a dirty entry is never touched (counted as a conflict).
 /// `children` stores nested child records in their own soup, linked by `parentIdField`; `parent`
-/// links each record to a parent entry by a key. A link carries the parent's server id, or its
-/// `local_` id until it has one; a child whose parent cannot be found is rejected.
+/// (one link or a list) links each record to parent entries by keys — polymorphic links name
+/// several soups, a link into the stage's own soup is resolved after the whole input. A link
+/// carries the parent's server id, or its `local_` id until it has one; a record whose parent
+/// cannot be found is rejected.
 public struct SoupStagingStage: Stage {
     public static let typeName = "stage"
     public static let countKeys = [StageCounts.read, StageCounts.created, StageCounts.updated, StageCounts.unchanged,
@@ -22,12 +24,16 @@ public struct SoupStagingStage: Stage {
         var matchOn: String
     }
 
-    /// How records find their parent entry.
+    /// How records find a parent entry: in the first of `soups` with an entry whose `matchOn`
+    /// equals the record's `key` (several soups: a polymorphic lookup). A link into the stage's own
+    /// soup (a self-lookup) is resolved once the whole input is staged, so a parent later in the
+    /// input is found. Without `required`, a record with no key value simply has no link.
     struct Parent: Sendable {
-        var soup: String
+        var soups: [String]
         var key: String
         var matchOn: String
         var idField: String
+        var required = true
     }
 
     let soup: String
@@ -35,7 +41,10 @@ public struct SoupStagingStage: Stage {
     let leaveIfChanged: Bool
     let sobjectType: String?
     let children: Children?
-    let parent: Parent?
+    /// Parent links resolved as each batch is staged.
+    let parents: [Parent]
+    /// Self-lookups, resolved after the whole input.
+    let selfLinks: [Parent]
 
     public init(settings: StageSettings) throws {
         soup = settings.soup("soup") ?? ""
@@ -69,24 +78,43 @@ public struct SoupStagingStage: Stage {
         } else {
             children = nil
         }
-        if let object = settings.object("parent") {
-            for key in object.keys where !["soup", "key", "matchOn", "idField"].contains(key) {
-                settings.report("parent.\(key)", "unknown key; expected soup, key, matchOn, idField")
+        var links: [Parent] = []
+        let value = settings.value("parent")
+        let objects = value?.arrayValue.map { $0.map(\.objectValue) } ?? value.map { [$0.objectValue] } ?? []
+        for (offset, object) in objects.enumerated() {
+            let place = value?.arrayValue == nil ? "parent" : "parent[\(offset)]"
+            guard let object else {
+                settings.report(place, "must be an object: {soup or soups, key, matchOn, idField}")
+                continue
             }
-            guard let soupName = object["soup"]?.stringValue, let key = object["key"]?.stringValue,
-                  let parentMatch = object["matchOn"]?.stringValue, let idField = object["idField"]?.stringValue else {
-                settings.report("parent", "needs soup, key, matchOn and idField")
-                parent = nil
-                return
+            for key in object.keys where !["soup", "soups", "key", "matchOn", "idField", "required"].contains(key) {
+                settings.report("\(place).\(key)", "unknown key; expected soup (or soups), key, matchOn, idField, required")
             }
-            if !knownSoups.contains(where: { $0.name == soupName }) {
-                settings.report("parent.soup", "no soup named \"\(soupName)\"; known soups: \(knownSoups.map(\.name).sorted().joined(separator: ", "))")
+            let soups = object["soups"]?.arrayValue?.compactMap(\.stringValue) ?? object["soup"]?.stringValue.map { [$0] } ?? []
+            guard !soups.isEmpty, let key = object["key"]?.stringValue, let parentMatch = object["matchOn"]?.stringValue,
+                  let idField = object["idField"]?.stringValue else {
+                settings.report(place, "needs soup (or soups), key, matchOn and idField")
+                continue
             }
-            checkIndexed(soupName, parentMatch, "parent.matchOn")
-            parent = Parent(soup: soupName, key: key, matchOn: parentMatch, idField: idField)
-        } else {
-            parent = nil
+            for soupName in soups {
+                if !knownSoups.contains(where: { $0.name == soupName }) {
+                    settings.report("\(place).soup", "no soup named \"\(soupName)\"; known soups: \(knownSoups.map(\.name).sorted().joined(separator: ", "))")
+                }
+                checkIndexed(soupName, parentMatch, "\(place).matchOn")
+            }
+            var link = Parent(soups: soups, key: key, matchOn: parentMatch, idField: idField)
+            if let required = object["required"] {
+                if let flag = required.boolValue { link.required = flag } else { settings.report("\(place).required", "must be true or false") }
+            }
+            if soups.contains(soup) {
+                if soups.count > 1 { settings.report("\(place).soups", "a link into the stage's own soup names that soup only") }
+                if matchOn == SyncField.soupEntryId { settings.report("matchOn", "a self-lookup needs records matched on a field, not _soupEntryId") }
+            }
+            links.append(link)
         }
+        let soupName = soup
+        parents = links.filter { !$0.soups.contains(soupName) }
+        selfLinks = links.filter { $0.soups.contains(soupName) }
     }
 
     /// A record and its 1-based position in the stage's input (the `line` of the rejects file).
@@ -102,6 +130,8 @@ public struct SoupStagingStage: Stage {
         // Records with a key the soup has never held are created without a lookup.
         try await context.store.trackValues(in: soup, path: matchOn)
         if let children { try await context.store.trackValues(in: children.soup, path: children.matchOn) }
+        /// Self-lookups to resolve once every record is staged.
+        var pendingSelfLinks: [PendingSelfLink] = []
         /// Writes queued on the store's writer and not yet committed, oldest first, with their match keys.
         var pendingWrites: [(write: PendingUpsert, keys: Set<JSONValue>)] = []
         for try await batch in context.inputBatches(batchSize: 5000) {
@@ -110,8 +140,15 @@ public struct SoupStagingStage: Stage {
                 return Staged(position: position, record: record)
             }
             result.add(StageCounts.read, records.count)
-            if let parent {
+            for parent in parents {
                 records = try await linkParents(records, parent: parent, context: context, result: &result, rejects: &rejects)
+            }
+            for link in selfLinks {
+                for staged in records {
+                    guard let match = staged.record[matchOn], let key = staged.record[link.key], !Self.isEmpty(key) else { continue }
+                    pendingSelfLinks.append(PendingSelfLink(position: staged.position, link: link, match: match, key: key, raw: staged.record))
+                }
+                for index in records.indices { records[index].record[link.key] = nil }
             }
             var nested: [[JSONObject]] = []
             if let children {
@@ -150,23 +187,82 @@ public struct SoupStagingStage: Stage {
             if context.shouldStop { break }
         }
         for pending in pendingWrites { _ = try await pending.write.value() }
+        if !context.shouldStop {
+            try await resolveSelfLinks(pendingSelfLinks, context: context, result: &result, rejects: &rejects)
+        }
         try rejects.close()
         return result
     }
 
-    /// Fills each record's `idField` with its parent entry's id; records without a parent are rejected.
+    /// A record's link to another record of the same soup, waiting for the whole input.
+    struct PendingSelfLink {
+        var position: Int
+        var link: Parent
+        /// The record's own `matchOn` value, and its key naming the parent.
+        var match: JSONValue
+        var key: JSONValue
+        var raw: JSONObject
+    }
+
+    /// Sets each self-lookup now that every record is in the soup (a parent later in the input is
+    /// found); a record whose parent is not there is rejected, its entry staged without the link.
+    func resolveSelfLinks(_ pending: [PendingSelfLink], context: StageContext, result: inout StageResult,
+                          rejects: inout RejectsWriter) async throws {
+        for chunk in pending.chunked(into: 2000) {
+            var changes = SoupChangeSet()
+            var entries: [JSONValue: JSONObject] = [:]
+            for (value, matches) in try await context.store.entries(in: soup, where: matchOn, in: chunk.map(\.match)) where matches.count == 1 {
+                entries[value] = matches[0]
+            }
+            var byLink: [String: [PendingSelfLink]] = [:]
+            for item in chunk { byLink[item.link.matchOn + "\u{0}" + item.link.idField, default: []].append(item) }
+            for group in byLink.values {
+                let link = group[0].link
+                let parents = try await context.store.entries(in: soup, where: link.matchOn, in: group.map(\.key))
+                for item in group {
+                    let candidates = parents[item.key] ?? []
+                    guard candidates.count == 1, let id = candidates[0]["Id"], var entry = entries[item.match] else {
+                        let keyText = item.key.stringValue ?? item.key.jsonString
+                        try rejects.add(line: item.position, reason: "\(candidates.count > 1 ? "ambiguous parent" : "missing parent"): \(link.key) = \(keyText) (the record is staged without \(link.idField))",
+                                        raw: JSONValue.object(item.raw).jsonString)
+                        result.add(StageCounts.rejected, object: Self.type(of: item.raw) ?? sobjectType ?? "records")
+                        continue
+                    }
+                    entry[link.idField] = id
+                    entries[item.match] = entry
+                }
+            }
+            for entry in entries.values { changes.save(entry, in: soup) }
+            try await context.store.apply(changes)
+        }
+    }
+
+    /// `true` for a key with no value: absent, null or empty text.
+    static func isEmpty(_ value: JSONValue) -> Bool {
+        value.isNull || value.stringValue?.isEmpty == true
+    }
+
+    /// Fills each record's `idField` with its parent entry's id — from the first of the link's soups
+    /// holding it; records without a parent are rejected (unless the link is optional and the
+    /// record names none).
     func linkParents(_ records: [Staged], parent: Parent, context: StageContext, result: inout StageResult,
                      rejects: inout RejectsWriter) async throws -> [Staged] {
-        let keys = records.compactMap { $0.record[parent.key] }.filter { !$0.isNull }
-        let parents = try await context.store.entries(in: parent.soup, where: parent.matchOn, in: keys)
+        let keys = records.compactMap { $0.record[parent.key] }.filter { !Self.isEmpty($0) }
+        var found: [[JSONValue: [JSONObject]]] = []
+        for soupName in parent.soups { found.append(try await context.store.entries(in: soupName, where: parent.matchOn, in: keys)) }
         var linked: [Staged] = []
         for staged in records {
             var record = staged.record
             let object = Self.type(of: record) ?? sobjectType ?? "records"
-            guard let key = record[parent.key], let matches = parents[key], matches.count == 1, let id = matches[0]["Id"] else {
+            if !parent.required, record[parent.key].map(Self.isEmpty) ?? true {
+                record[parent.key] = nil
+                linked.append(Staged(position: staged.position, record: record))
+                continue
+            }
+            let matches = record[parent.key].flatMap { key in found.lazy.compactMap { $0[key] }.first { !$0.isEmpty } } ?? []
+            guard matches.count == 1, let id = matches[0]["Id"] else {
                 let keyText = record[parent.key].map { $0.stringValue ?? $0.jsonString } ?? "(none)"
-                let count = record[parent.key].flatMap { parents[$0]?.count } ?? 0
-                try rejects.add(line: staged.position, reason: "\(count > 1 ? "ambiguous parent" : "missing parent"): \(parent.key) = \(keyText)",
+                try rejects.add(line: staged.position, reason: "\(matches.count > 1 ? "ambiguous parent" : "missing parent"): \(parent.key) = \(keyText)",
                                 raw: JSONValue.object(staged.record).jsonString)
                 result.add(StageCounts.rejected, object: object)
                 continue
