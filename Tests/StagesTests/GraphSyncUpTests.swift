@@ -142,6 +142,34 @@ import Testing
         #expect(tasks["P follow the deal"]?["WhatId"] == deal && deal != nil)
     }
 
+    /// A dry run plans every level (a record whose parent is planned is planned too) and sends
+    /// nothing; a reference no soup holds is a reject in the plan, not a length error.
+    @Test func aDryRunPlansEveryLevel() async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: Self.sync, stages: Self.stages)
+        try await bench.put([
+            SyncHarness.local("Account", "local_dry_child", ["Name": "R child", "ParentId": "local_dry_parent"]),
+            SyncHarness.local("Account", "local_dry_parent", ["Name": "R parent"]),
+        ], into: "Accounts", pipeline)
+        try await bench.put([
+            SyncHarness.local("Contact", "local_dry_k", ["LastName": "R contact", "AccountId": "local_dry_child"]),
+            SyncHarness.local("Contact", "local_dry_lost", ["LastName": "R lost", "AccountId": "local_not_anywhere_at_all"]),
+        ], into: "Contacts", pipeline)
+        try await bench.put([SyncHarness.local("Case", "local_dry_s", ["Subject": "R case", "ContactId": "local_dry_k"])], into: "Cases", pipeline)
+        let before = try await bench.client.send(OrgRequest(method: "GET", path: "/emulator/stats", kind: "admin")).json()["writes"]
+
+        let dry = try await bench.run(pipeline, dryRun: true)
+        let counts = dry.report.stages[0].counts
+        #expect(counts["created"] == 4, "two account levels, the contact under the child, the case: \(counts)")
+        #expect(counts["rejected"] == 1, "the contact whose account no soup holds")
+        let after = try await bench.client.send(OrgRequest(method: "GET", path: "/emulator/stats", kind: "admin")).json()["writes"]
+        #expect(before == after, "a dry run writes nothing")
+        let plan = try String(contentsOfFile: (dry.report.reportDir as NSString).appendingPathComponent("Contact-plan.csv"), encoding: .utf8)
+        #expect(plan.contains("which no soup of this sync holds"))
+        #expect(!plan.contains("STRING_TOO_LONG"))
+    }
+
     @Test func deletesGoChildrenFirst() async throws {
         let bench = try await SyncHarness()
         defer { Task { await bench.close() } }

@@ -9,9 +9,12 @@ import Soups
 actor SyncUpRecordValidator {
     private let client: any OrgClient
     private var describes: [String: JSONObject?] = [:]
+    /// `true` for the `local_` id of a record planned in the same dry run (a graph's parent).
+    private let isPlanned: @Sendable (String) -> Bool
 
-    init(client: any OrgClient) {
+    init(client: any OrgClient, isPlanned: @escaping @Sendable (String) -> Bool = { _ in false }) {
         self.client = client
+        self.isPlanned = isPlanned
     }
 
     /// Why the org would refuse `operation`, or `nil`.
@@ -38,14 +41,16 @@ actor SyncUpRecordValidator {
                                    message: "Unable to \(isCreate ? "create" : "update") fields: \(name)", fields: [name])
             }
             guard let text = value.stringValue else { continue }
+            if field["type"]?.stringValue == "reference", SyncField.isLocalId(text) {
+                // A record planned in this dry run gets its id before this one is sent.
+                if isPlanned(text) { continue }
+                return SyncUpError(status: 400, code: "UNRESOLVED_REFERENCE",
+                                   message: "\(name) refers to \(text), a local record that is not part of this sync up", fields: [name])
+            }
             if let length = field["length"]?.integerValue, length > 0, text.count > length {
                 return SyncUpError(status: 400, code: "STRING_TOO_LONG",
                                    message: "\(field["label"]?.stringValue ?? name): data value too large: \(text.count) characters, the limit is \(length)",
                                    fields: [name])
-            }
-            if field["type"]?.stringValue == "reference", SyncField.isLocalId(text) {
-                return SyncUpError(status: 400, code: "INVALID_CROSS_REFERENCE_KEY",
-                                   message: "\(name) refers to \(text), a local record that is not part of this sync up", fields: [name])
             }
             if field["type"]?.stringValue == "picklist", field["restrictedPicklist"]?.boolValue == true {
                 let allowed = (field["picklistValues"]?.arrayValue ?? []).compactMap { $0["value"]?.stringValue }

@@ -87,6 +87,7 @@ public struct SyncUpStage: Stage {
         try await tracker.start()
         let files = SyncUpResultFiles(directory: context.reportDirectory, stageId: context.stageId)
         var result = StageResult()
+        let attempts = SyncUpAttempts(planning: context.dryRun)
         do {
             let client = try await context.org()
             func run(_ target: any SyncUpTarget) async throws {
@@ -96,7 +97,7 @@ public struct SyncUpStage: Stage {
                                     bulkThreshold: bulkThreshold, maxInFlight: maxInFlight ?? Self.orgMaxInFlight(context),
                                     minApiRemainingPercent: minApiRemainingPercent, dryRun: context.dryRun, stageId: context.stageId),
                     store: context.store, client: client, tracker: tracker, files: files, logger: context.logger,
-                    validator: context.dryRun ? SyncUpRecordValidator(client: client) : nil,
+                    validator: context.dryRun ? SyncUpRecordValidator(client: client, isPlanned: attempts.isPlanned) : nil,
                     shouldStop: { Task.isCancelled })
                 do {
                     result.merge(try await engine.run())
@@ -108,7 +109,6 @@ public struct SyncUpStage: Stage {
                 }
             }
             // A target made of passes runs them round after round while they take new records.
-            let attempts = SyncUpAttempts()
             while let passes = target.passes(sharing: attempts), !Task.isCancelled {
                 let taken = attempts.count
                 for pass in passes { try await run(pass) }

@@ -24,6 +24,7 @@ struct GraphPass: SingleSoupSyncUpTarget {
 
     func idsOfRecordsToSyncUp(in store: SoupStore) async throws -> [Int64] {
         var ready: [Int64] = []
+        var localIds: [Int64: String] = [:]
         var afterId: Int64 = 0
         while true {
             let page = try await store.dirtyEntries(in: soupName, afterId: afterId, limit: 2000)
@@ -32,23 +33,30 @@ struct GraphPass: SingleSoupSyncUpTarget {
             for entry in page {
                 guard let id = entry.soupEntryId else { continue }
                 let deleted = entry[SyncField.locallyDeleted]?.isTruthy == true
-                guard deleted == deletes, deletes || Self.unresolved(entry, object) == nil else { continue }
+                guard deleted == deletes, deletes || isReady(entry) else { continue }
                 ready.append(id)
+                if attempts.planning, let local = entry[idFieldName]?.stringValue, SyncField.isLocalId(local) { localIds[id] = local }
             }
         }
-        return attempts.claim(ready, in: soupName)
+        let claimed = attempts.claim(ready, in: soupName)
+        if attempts.planning { attempts.plan(localIds: claimed.compactMap { localIds[$0] }) }
+        return claimed
+    }
+
+    /// Every reference holds a server id — or, in a dry run, names a record already planned.
+    private func isReady(_ entry: JSONObject) -> Bool {
+        Self.localReferences(entry, object).allSatisfy { attempts.planning && attempts.isPlanned($0.local) }
     }
 
     func trees(for ids: [Int64], in store: SoupStore) async throws -> [SyncUpTree] {
         try await store.retrieve(ids: ids, from: soupName).map { SyncUpTree(parent: Self.record($0, object)) }
     }
 
-    /// The first reference of `entry` that still holds a `local_` id, if any.
-    static func unresolved(_ entry: JSONObject, _ object: GraphSyncUpTarget.Object) -> (field: String, local: String)? {
-        for reference in object.references {
-            if let value = entry[reference.field]?.stringValue, SyncField.isLocalId(value) { return (reference.field, value) }
+    /// The references of `entry` that still hold a `local_` id.
+    static func localReferences(_ entry: JSONObject, _ object: GraphSyncUpTarget.Object) -> [(field: String, local: String)] {
+        object.references.compactMap { reference in
+            entry[reference.field]?.stringValue.flatMap { SyncField.isLocalId($0) ? (reference.field, $0) : nil }
         }
-        return nil
     }
 
     static func record(_ entry: JSONObject, _ object: GraphSyncUpTarget.Object) -> SyncUpRecord {

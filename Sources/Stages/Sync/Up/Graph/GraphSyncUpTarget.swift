@@ -1,5 +1,6 @@
 import JSON
 import Soups
+import Synchronization
 
 /// Parent-children generalised (`"type": "graph"`): any number of related soups in one sync —
 /// several levels, self-lookups (`Account.ParentId`), polymorphic lookups (`Task.WhatId` into
@@ -46,6 +47,12 @@ public struct GraphSyncUpTarget: SyncUpTarget {
 
     /// The objects, parents before the objects that reference them.
     public let objects: [Object]
+    /// The passes' shared state of the current run, for reporting what they left.
+    private let run = CurrentRun()
+
+    final class CurrentRun: Sendable {
+        let attempts = Mutex<SyncUpAttempts?>(nil)
+    }
 
     /// The graph of `objects`, ordered so referenced objects come first (objects in a cycle keep
     /// their given order).
@@ -71,7 +78,8 @@ public struct GraphSyncUpTarget: SyncUpTarget {
 
     /// One round: every object's records that are ready, parents first; then deletes, children first.
     public func passes(sharing attempts: SyncUpAttempts) -> [any SyncUpTarget]? {
-        objects.map { GraphPass(graph: self, object: $0, deletes: false, attempts: attempts) }
+        run.attempts.withLock { $0 = attempts }
+        return objects.map { GraphPass(graph: self, object: $0, deletes: false, attempts: attempts) }
             + objects.reversed().map { GraphPass(graph: self, object: $0, deletes: true, attempts: attempts) }
     }
 
@@ -83,8 +91,10 @@ public struct GraphSyncUpTarget: SyncUpTarget {
 
     public func trees(for ids: [Int64], in store: SoupStore) async throws -> [SyncUpTree] { [] }
 
-    /// What the passes left: dirty records whose references still hold a `local_` id.
+    /// What the passes left: dirty records no pass took, because a reference still holds a
+    /// `local_` id whose record was not created (or, in a dry run, not planned).
     public func strandedRecords(in store: SoupStore) async throws -> [SyncUpStrandedRecord] {
+        let attempts = run.attempts.withLock { $0 }
         var holders: [String: String] = [:]
         for object in objects {
             for entry in try await allDirty(in: object.soupName, store) {
@@ -94,7 +104,9 @@ public struct GraphSyncUpTarget: SyncUpTarget {
         var stranded: [SyncUpStrandedRecord] = []
         for object in objects {
             for entry in try await allDirty(in: object.soupName, store) where entry[SyncField.locallyDeleted]?.isTruthy != true {
-                guard let (field, local) = GraphPass.unresolved(entry, object) else { continue }
+                if let id = entry.soupEntryId, attempts?.isTaken(id, in: object.soupName) == true { continue }
+                let waiting = GraphPass.localReferences(entry, object).first { attempts?.isPlanned($0.local) != true }
+                guard let (field, local) = waiting else { continue }
                 let reason = holders[local].map { "its \(field) is \(local), a \($0) record that was not created (see its own error); sent once it is" }
                     ?? "its \(field) is \(local), which no soup of this sync holds"
                 stranded.append(SyncUpStrandedRecord(record: GraphPass.record(entry, object), reason: reason))
