@@ -170,6 +170,28 @@ import Testing
         #expect(!plan.contains("STRING_TOO_LONG"))
     }
 
+    /// cleanGhosts spares a record a dirty entry of another soup refers to (the pipeline's graph
+    /// sync declares the reference), and removes the other ghosts.
+    @Test func cleanGhostsSparesARecordADirtyEntryRefersTo() async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        let down = #"{ "syncName": "down", "syncType": "syncDown", "soupName": "Accounts", "target": { "type": "soql", "query": "SELECT Id, Name FROM Account WHERE Name LIKE 'H %'" } }"#
+        let syncs = Self.sync.replacingOccurrences(of: "} } ]", with: "} }, \(down) ]")
+        let referenced = try await bench.client.create("Account", ["Name": "H referenced"])
+        let unreferenced = try await bench.client.create("Account", ["Name": "H gone"])
+        let syncDown = try bench.pipeline(syncs: syncs, stages: #"[ { "id": "down", "type": "syncDown", "sync": "down" } ]"#)
+        #expect(try await bench.run(syncDown).exitCode == 0)
+        try await bench.put([SyncHarness.local("Contact", "local_h", ["LastName": "H pending", "AccountId": .string(referenced)])],
+                            into: "Contacts", syncDown)
+        try await bench.client.delete("Account", id: referenced)
+        try await bench.client.delete("Account", id: unreferenced)
+        let clean = try bench.pipeline(syncs: syncs, stages: #"[ { "id": "ghosts", "type": "cleanGhosts", "sync": "down" } ]"#)
+        let outcome = try await bench.run(clean)
+        #expect(outcome.report.stages[0].counts["ghostsRemoved"] == 1)
+        let names = try await bench.entries("Accounts", clean).compactMap { $0["Name"]?.stringValue }
+        #expect(names.contains("H referenced") && !names.contains("H gone"))
+    }
+
     @Test func deletesGoChildrenFirst() async throws {
         let bench = try await SyncHarness()
         defer { Task { await bench.close() } }

@@ -1,3 +1,4 @@
+import Formats
 import JSON
 import Soups
 
@@ -5,8 +6,10 @@ import Soups
 /// sweep behind every target's ``SyncDownTarget/cleanGhosts(in:)``.
 public enum GhostSweep {
     /// Removes the clean entries of `soup` written by sync `syncId` that `isGhost` picks, except
-    /// those `keeping` protects (given each page's candidates); returns `ghostsRemoved` for `object`.
+    /// those whose `idField` is in `sparing` (records a dirty entry refers to) and those `keeping`
+    /// protects (given each page's candidates); returns `ghostsRemoved` for `object`.
     public static func remove(in store: SoupStore, soup: String, syncId: Int64, object: String,
+                       sparing: Set<String> = [], idField: String = "Id",
                        keeping: @Sendable ([JSONObject]) async throws -> Set<Int64> = { _ in [] },
                        isGhost: @Sendable (JSONObject) -> Bool) async throws -> StageResult {
         var result = StageResult()
@@ -16,7 +19,7 @@ public enum GhostSweep {
             let page = try await store.entries(in: soup, afterId: afterId, limit: 2000, syncId: syncId)
             guard let last = page.last?.soupEntryId else { return result }
             afterId = last
-            let candidates = page.filter { !$0.isDirty && isGhost($0) }
+            let candidates = page.filter { !$0.isDirty && !sparing.contains(SalesforceId.key($0[idField])) && isGhost($0) }
             let protected = try await keeping(candidates)
             let ghosts = candidates.compactMap(\.soupEntryId).filter { !protected.contains($0) }
             try await store.delete(ids: ghosts, from: soup)

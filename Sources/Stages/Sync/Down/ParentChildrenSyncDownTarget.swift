@@ -175,6 +175,7 @@ public struct ParentChildrenSyncDownTarget: SyncDownTarget {
         let childSoup = children.soupName, parentIdField = children.parentIdFieldName, idField = parent.idFieldName
         var result = try await GhostSweep.remove(
             in: store, soup: parent.soupName, syncId: context.syncId, object: parent.sobjectType,
+            sparing: context.referencedByDirty, idField: idField,
             keeping: { candidates in
                 let kids = try await store.entries(in: childSoup, where: parentIdField, in: candidates.compactMap { $0[idField] })
                 return Set(candidates.filter { entry in entry[idField].flatMap { kids[$0] }?.contains(where: \.isDirty) ?? false }
@@ -182,7 +183,8 @@ public struct ParentChildrenSyncDownTarget: SyncDownTarget {
             },
             isGhost: { !parentsKept.contains(SalesforceId.key($0[idField])) })
         let childIdField = children.idFieldName
-        let childResult = try await GhostSweep.remove(in: store, soup: childSoup, syncId: context.syncId, object: children.sobjectType) {
+        let childResult = try await GhostSweep.remove(in: store, soup: childSoup, syncId: context.syncId, object: children.sobjectType,
+                                                      sparing: context.referencedByDirty, idField: childIdField) {
             !childrenKept.contains(SalesforceId.key($0[childIdField]))
         }
         for (object, counts) in childResult.byObject { for (key, value) in counts { result.add(key, value, object: object) } }

@@ -83,7 +83,8 @@ public struct SOQLSyncDownTarget: SyncDownTarget {
             for record in page.records { remote.insert(SalesforceId.key(record[idFieldName])) }
         }
         let remoteIds = remote, idField = idFieldName
-        return try await GhostSweep.remove(in: context.store, soup: soupName, syncId: context.syncId, object: query.from.name) { entry in
+        return try await GhostSweep.remove(in: context.store, soup: soupName, syncId: context.syncId, object: query.from.name,
+                                           sparing: context.referencedByDirty, idField: idField) { entry in
             !remoteIds.contains(SalesforceId.key(entry[idField]))
         }
     }

@@ -1,4 +1,5 @@
 import Connectors
+import Formats
 import JSON
 import SOQL
 import Soups
@@ -85,24 +86,65 @@ public struct ResyncStage: Stage {
 }
 
 /// `cleanGhosts`: removes the clean local entries of a named sync down that the org no longer
-/// holds — never a dirty entry, a parent with a dirty child, or an entry another sync wrote.
+/// holds — never a dirty entry, a parent with a dirty child, an entry another sync wrote, or a
+/// record a dirty entry of any soup refers to (by the pipeline's parent-children and graph syncs).
 public struct CleanGhostsStage: Stage {
     public static let typeName = "cleanGhosts"
     public static let countKeys = [StageCounts.ghostsRemoved]
 
     let sync: SyncDefinition
     let target: any SyncDownTarget
+    /// The reference fields the pipeline's sync-up syncs declare: (soup, field).
+    let referenceFields: [(soup: String, field: String)]
 
     public init(settings: StageSettings) throws {
         (sync, target) = try SyncDownStage.resolve(settings)
+        referenceFields = Self.referenceFields(of: settings.syncs)
     }
 
     public func run(in context: StageContext) async throws -> StageResult {
         let state = try await SyncStateTracker(name: sync.name, store: context.store, progress: context.progress).state
         if state.status == .running { throw StageFailure(.failed, "sync \"\(sync.name)\" is running; ghosts are cleaned once it has finished") }
-        let syncContext = SyncDownContext(client: try await context.org(), store: context.store, syncId: state.id,
+        var syncContext = SyncDownContext(client: try await context.org(), store: context.store, syncId: state.id,
                                           mergeMode: MergeMode(options: sync.options))
         guard !context.dryRun else { return StageResult() }
+        syncContext.referencedByDirty = try await referencedByDirty(in: context.store)
         return try await target.cleanGhosts(in: syncContext)
+    }
+
+    /// The ids that dirty entries hold in reference fields.
+    func referencedByDirty(in store: SoupStore) async throws -> Set<String> {
+        var ids = Set<String>()
+        for (soup, field) in referenceFields {
+            var afterId: Int64 = 0
+            while true {
+                let page = try await store.dirtyEntries(in: soup, afterId: afterId, limit: 2000)
+                guard let last = page.last?.soupEntryId else { break }
+                afterId = last
+                for entry in page {
+                    if let id = entry[field]?.stringValue, !id.isEmpty, !SyncField.isLocalId(id) { ids.insert(SalesforceId.key(.string(id))) }
+                }
+            }
+        }
+        return ids
+    }
+
+    /// Where the syncs' records refer to others: parent-children's parent id field, a graph's
+    /// references.
+    static func referenceFields(of syncs: [SyncDefinition]) -> [(soup: String, field: String)] {
+        var fields: [(soup: String, field: String)] = []
+        for sync in syncs where sync.type == .syncUp {
+            if let children = sync.target["children"]?.objectValue, let soup = children["soupName"]?.stringValue,
+               let field = children["parentIdFieldName"]?.stringValue {
+                fields.append((soup, field))
+            }
+            for object in sync.target["objects"]?.arrayValue ?? [] {
+                guard let soup = object["soupName"]?.stringValue else { continue }
+                for reference in object["references"]?.arrayValue ?? [] {
+                    if let field = reference["field"]?.stringValue { fields.append((soup, field)) }
+                }
+            }
+        }
+        return fields
     }
 }

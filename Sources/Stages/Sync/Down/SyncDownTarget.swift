@@ -47,6 +47,9 @@ public struct SyncDownContext: Sendable {
     /// The sync's id, written into `__sync_id__`.
     public var syncId: Int64
     public var mergeMode: MergeMode
+    /// Records (``SalesforceId/key(_:)``) that a dirty entry of some soup refers to: a ghost sweep
+    /// spares them, so a pending change never loses the record it points at.
+    public var referencedByDirty: Set<String> = []
 
     public init(client: any OrgClient, store: SoupStore, syncId: Int64, mergeMode: MergeMode) {
         self.client = client
