@@ -3,6 +3,7 @@
 // prints API requests and wall time per strategy, and the speed-up of the default over perTree.
 //
 //   swift run -c release SyncUpBenchmark [--trees N] [--smoke]
+//   swift run -c release SyncUpBenchmark --graph [--trees N]   # the graph load against three syncs
 
 import Connectors
 import Foundation
@@ -13,13 +14,15 @@ import Stages
 
 var trees = 1_000
 var latencies = [0, 50]
+var graphLoad = false
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
     switch argument {
     case "--trees": trees = Int(arguments.next() ?? "") ?? trees
     case "--smoke": (trees, latencies) = (20, [0, 5])
+    case "--graph": graphLoad = true
     default:
-        FileHandle.standardError.write(Data("usage: SyncUpBenchmark [--trees N] [--smoke]\n".utf8))
+        FileHandle.standardError.write(Data("usage: SyncUpBenchmark [--trees N] [--smoke] [--graph]\n".utf8))
         exit(2)
     }
 }
@@ -86,6 +89,17 @@ func measure(strategy: String, latencyMs: Int) async throws -> (requests: Int, m
     guard outcome.exitCode == 0 else { throw StageFailure(.failed, "the \(strategy) run ended with exit code \(outcome.exitCode): \(outcome.report.error ?? "")") }
     let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
     return (outcome.report.api.requests, milliseconds, outcome.report.stages[0].counts["created"] ?? 0)
+}
+
+if graphLoad {
+    print("graph load: \(trees) Accounts (a tenth under another), 5 Contacts each, 2 Cases per Contact; maxInFlight 8")
+    print("how                      requests   wall ms   records created / updated")
+    for graph in [true, false] {
+        let figures = try await GraphLoad.measure(accounts: trees, graph: graph, seed: seed)
+        print(String(format: "%@ %8d %9.0f   %d / %d", (graph ? "one graph sync" : "three separate syncs").padding(toLength: 24, withPad: " ", startingAt: 0),
+                     figures.requests, figures.milliseconds, figures.created, figures.updated))
+    }
+    exit(0)
 }
 
 print("sync up of \(trees) new trees (1 Account + 5 Contacts each), maxInFlight 8")
