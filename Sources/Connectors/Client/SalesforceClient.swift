@@ -88,7 +88,7 @@ public final class SalesforceClient: OrgClient {
                                   message: "\(what) is \(target) characters long once URL-encoded; an org accepts at most \(Self.maxRequestTarget) in a URL (narrow the WHERE clause, or split a long IN list)")
             }
             await session.count(kind: request.kind, retry: attempt > 1)
-            if let beforeSend = RequestAttempts.beforeSend { try await beforeSend() }
+            if let attempts = RequestAttempts.current { try await attempts.beforeSend() }
             let response: OrgResponse
             do {
                 response = try await transport.execute(method: request.method, url: url, headers: headers, body: request.body,

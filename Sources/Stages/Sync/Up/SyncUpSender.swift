@@ -67,6 +67,21 @@ struct SyncUpSender {
         if let stop { throw stop }
     }
 
+    /// A value the closures of one request share (a request's last journal stamp, whether its Bulk
+    /// job started): a class, so escaping closures hold a reference and not a copy of the lock.
+    private final class Shared<Value: Sendable>: Sendable {
+        private let stored: Mutex<Value>
+
+        init(_ value: Value) {
+            stored = Mutex(value)
+        }
+
+        var value: Value {
+            get { stored.withLock { $0 } }
+            set { stored.withLock { $0 = newValue } }
+        }
+    }
+
     /// What became of one request.
     private struct Sent: Sendable {
         var journalIds: [RecordKey: Int64] = [:]
@@ -93,17 +108,22 @@ struct SyncUpSender {
         // The attempt that leaves (late, or retried) is the one the org may apply: the journal's
         // window follows it whenever it leaves later than the stamp's margin allows.
         let ids = Array(sent.journalIds.values)
-        let lastStamp = Mutex(stamped)
+        let lastStamp = Shared(stamped)
         let restamp: @Sendable () async throws -> Void = { [self] in
             let times = await sendTimes()
-            guard times.sentAt - lastStamp.withLock({ $0 }) > Self.stampMarginMs / 2 else { return }
+            guard times.sentAt - lastStamp.value > Self.stampMarginMs / 2 else { return }
             try await store.restampJournal(ids: ids, sentAt: times.sentAt, serverSentAt: times.serverSentAt, settledBy: times.settledBy)
-            lastStamp.withLock { $0 = times.sentAt }
+            lastStamp.value = times.sentAt
         }
         do {
             // A Bulk job's journal follows its job id, not a window; its polls leave late by design.
-            sent.outcomes = try await RequestAttempts.$beforeSend.withValue(request.isBulk ? nil : restamp) {
-                try await execute(request, journalIds: sent.journalIds)
+            if request.isBulk {
+                sent.outcomes = try await execute(request, journalIds: sent.journalIds)
+            } else {
+                let journalIds = sent.journalIds
+                sent.outcomes = try await RequestAttempts(beforeSend: restamp).run {
+                    try await execute(request, journalIds: journalIds)
+                }
             }
         } catch let stopped as Stopped {
             sent.outcomes = stopped.outcomes
@@ -385,20 +405,20 @@ struct SyncUpSender {
         let (columns, rows) = (table.columns, table.rows)
         let operationName = kind == .create ? "insert" : kind.rawValue
         let store = store
-        let started = Mutex(false)
+        let started = Shared(false)
         let result: BulkIngestResult
         do {
             result = try await client.bulkIngest(object: object, operation: operationName, externalIdField: kind == .upsert ? field : nil,
                                                  columns: columns, rows: rows) { jobId in
                 try await store.setBulkJob(jobId, forJournalIds: journalIds)
-                started.withLock { $0 = true }
+                started.value = true
             }
-        } catch let error as OrgClientError where started.withLock({ $0 }) {
+        } catch let error as OrgClientError where started.value {
             // The job exists and may have run: the next run reads its results.
             let outcomes = Dictionary(uniqueKeysWithValues: operations.map { ($0.key, SyncUpOutcome.uncertain("Bulk job: \(error)")) })
             if case .requestLimitExceeded = error { throw Stopped(outcomes: outcomes, cause: error) }
             return outcomes
-        } catch let error as OrgAPIError where started.withLock({ $0 }) {
+        } catch let error as OrgAPIError where started.value {
             return Dictionary(uniqueKeysWithValues: operations.map { ($0.key, .uncertain("Bulk job: \(error.description)")) })
         }
         var outcomes: [RecordKey: SyncUpOutcome] = [:]
