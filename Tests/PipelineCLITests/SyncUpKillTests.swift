@@ -109,4 +109,89 @@ import Testing
             #expect(orgContacts[entry["Id"]?.stringValue ?? ""]?["AccountId"] == entry["AccountId"], "the soup's link is the org's")
         }
     }
+
+    /// The graph target under the same chain of kills: families of a parent account, a child
+    /// account (self-lookup, staged before its parent) and a contact under the child.
+    @Test func aChainOfKilledGraphSyncUpsEndsExact() async throws {
+        let directory = try PipelineCLITests.temporaryDirectory()
+        let root = PipelineCLITests.packageRoot
+        let environment = ProcessInfo.processInfo.environment
+        let families = (environment["SOAK_KILL_TREES"].flatMap(Int.init) ?? 300) / 3
+        let rounds = (environment["SOAK_KILLS"].flatMap(Int.init) ?? 20) / 2
+        var accounts = "Name,ParentName\n"
+        var contacts = "LastName,AccountName\n"
+        for index in 0..<families {
+            accounts += "GKill child \(index),GKill parent \(index)\nGKill parent \(index),\n"
+            contacts += "GKill \(index),GKill child \(index)\n"
+        }
+        try accounts.write(toFile: directory + "/accounts.csv", atomically: true, encoding: .utf8)
+        try contacts.write(toFile: directory + "/contacts.csv", atomically: true, encoding: .utf8)
+        try """
+            { "name": "graph-kill", "store": "store.sqlite",
+              "org": { "emulator": { "seed": "\(root)/samples/org/seed.json", "faults": "faults.json" } },
+              "soups": [ { "soupName": "Accounts", "indexes": [ { "path": "Id", "type": "string" }, { "path": "Name", "type": "string" },
+                                                               { "path": "ParentId", "type": "string" } ] },
+                         { "soupName": "Contacts", "indexes": [ { "path": "Id", "type": "string" }, { "path": "AccountId", "type": "string" },
+                                                                { "path": "LastName", "type": "string" } ] } ],
+              "syncs": [ { "syncName": "up", "syncType": "syncUp", "soupName": "Accounts", "target": { "type": "graph", "objects": [
+                  { "soupName": "Accounts", "sobjectType": "Account", "createFieldlist": ["Name", "ParentId"],
+                    "references": [ { "field": "ParentId", "soup": "Accounts" } ] },
+                  { "soupName": "Contacts", "sobjectType": "Contact", "createFieldlist": ["LastName", "AccountId"],
+                    "references": [ { "field": "AccountId", "soup": "Accounts" } ] } ] } } ],
+              "stages": [
+                { "id": "accounts", "type": "extract.csv", "file": "accounts.csv", "sobjectType": "Account" },
+                { "id": "stage-accounts", "type": "stage", "from": "accounts", "soup": "Accounts", "matchOn": "Name",
+                  "parent": { "soup": "Accounts", "key": "ParentName", "matchOn": "Name", "idField": "ParentId", "required": false } },
+                { "id": "contacts", "type": "extract.csv", "file": "contacts.csv", "sobjectType": "Contact" },
+                { "id": "stage-contacts", "type": "stage", "from": "contacts", "after": ["stage-accounts"], "soup": "Contacts", "matchOn": "LastName",
+                  "parent": { "soup": "Accounts", "key": "AccountName", "matchOn": "Name", "idField": "AccountId" } },
+                { "id": "mark", "type": "markDirty", "after": ["stage-contacts"], "soup": "Accounts", "as": "auto" },
+                { "id": "mark-contacts", "type": "markDirty", "after": ["stage-contacts"], "soup": "Contacts", "as": "auto" },
+                { "id": "up", "type": "syncUp", "after": ["mark", "mark-contacts"], "sync": "up", "strategy": "rest", "maxInFlight": 2 } ] }
+            """.write(toFile: directory + "/pipeline.json", atomically: true, encoding: .utf8)
+        let store = directory + "/store.sqlite"
+        let org = store + ".org.sqlite"
+        var kills = 0
+        for round in 0..<rounds {
+            let before = PipelineCLITests.orgRecordCount(org, types: ["Account", "Contact"])
+            if before >= families * 3 { break }
+            try #"{ "stallAfterWrites": \#(1 + round % 3), "dropAfterCommitRate": 0.3, "seed": \#(round + 1) }"#
+                .write(toFile: directory + "/faults.json", atomically: true, encoding: .utf8)
+            let reached = try await PipelineCLITests.runAndKill(directory + "/pipeline.json") {
+                PipelineCLITests.orgRecordCount(org, types: ["Account", "Contact"]) > before
+            }
+            #expect(reached, "run \(round) wrote to the org before it was killed")
+            kills += 1
+        }
+        try "{}".write(toFile: directory + "/faults.json", atomically: true, encoding: .utf8)
+        var again = try PipelineCLITests.pipeline(["run", directory + "/pipeline.json", "--only", "up"])
+        if again.exitCode != 0 { again = try PipelineCLITests.pipeline(["run", directory + "/pipeline.json", "--only", "up"]) }
+        #expect(again.exitCode == 0, "\(again.stdout)\(again.stderr)")
+        print("soak: \(kills) kills of a \(families)-family graph sync up")
+
+        let reader = try SoupStore.openForReading(path: store)
+        let all = try await reader.entries(in: "Accounts", limit: 10_000) + reader.entries(in: "Contacts", limit: 10_000)
+        try reader.close()
+        #expect(all.count == families * 3 && all.allSatisfy { !$0.isDirty }, "every entry clean")
+        #expect(!all.contains { entry in ["Id", "ParentId", "AccountId"].contains { SyncField.isLocalId(entry[$0]?.stringValue ?? "") } })
+
+        let emulator = try OrgEmulator(configuration: .init(databasePath: org, seedPath: root + "/samples/org/seed.json"))
+        let running = try await emulator.start()
+        let client = try SalesforceClient(settings: OrgConnectionSettings(instanceURL: running.instanceURL, auth: .accessToken(accessToken: emulator.accessToken)))
+        var orgAccounts: [String: JSONObject] = [:]
+        for try await record in client.query("SELECT Id, Name, ParentId FROM Account WHERE Name LIKE 'GKill %'") {
+            #expect(orgAccounts.updateValue(record, forKey: record["Name"]!.stringValue!) == nil, "each account created once")
+        }
+        var orgContacts: [String: JSONObject] = [:]
+        for try await record in client.query("SELECT Id, LastName, AccountId FROM Contact WHERE LastName LIKE 'GKill %'") {
+            #expect(orgContacts.updateValue(record, forKey: record["LastName"]!.stringValue!) == nil, "each contact created once")
+        }
+        await client.shutdown()
+        await running.stop()
+        #expect(orgAccounts.count == families * 2 && orgContacts.count == families)
+        for index in 0..<families {
+            #expect(orgAccounts["GKill child \(index)"]?["ParentId"] == orgAccounts["GKill parent \(index)"]?["Id"])
+            #expect(orgContacts["GKill \(index)"]?["AccountId"] == orgAccounts["GKill child \(index)"]?["Id"])
+        }
+    }
 }

@@ -192,6 +192,82 @@ import Testing
         #expect(names.contains("H referenced") && !names.contains("H gone"))
     }
 
+    /// Case.AccountId is `restrictedDelete` in the sample seed: an account with a case cannot be
+    /// deleted first. The graph deletes the case, then the account.
+    @Test func deletesInReverseOrderPassARestrictedDelete() async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: Self.sync, stages: Self.stages)
+        let account = try await bench.serverRecord("Account", ["Name": "RD account"])
+        let kase = try await bench.serverRecord("Case", ["Subject": "RD case", "AccountId": account["Id"]!])
+        let refused = try? await bench.client.delete("Account", id: account["Id"]!.stringValue!)
+        #expect(refused == nil, "the org refuses to delete an account that has a case")
+        try await bench.put([SyncHarness.flagged(account, SyncField.locallyDeleted)], into: "Accounts", pipeline)
+        try await bench.put([SyncHarness.flagged(kase, SyncField.locallyDeleted)], into: "Cases", pipeline)
+        let outcome = try await bench.run(pipeline)
+        #expect(outcome.exitCode == 0, "\(outcome.report.stages[0])")
+        #expect(outcome.report.stages[0].counts["deleted"] == 2)
+        #expect(try await bench.query("SELECT Id FROM Account WHERE Name = 'RD account'").isEmpty)
+    }
+
+    /// LEAVE_IF_CHANGED on the middle level: a contact changed on the server is left alone (a
+    /// conflict); its account above and its new case below still go.
+    @Test func leaveIfChangedOnAMiddleLevel() async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: Self.sync.replacingOccurrences(of: "OVERWRITE", with: "LEAVE_IF_CHANGED"), stages: Self.stages)
+        let account = try await bench.serverRecord("Account", ["Name": "LC account"])
+        let contact = try await bench.serverRecord("Contact", ["LastName": "LC contact", "AccountId": account["Id"]!])
+        try await bench.advanceClock()
+        try await bench.client.update("Contact", id: contact["Id"]!.stringValue!, ["LastName": "LC server edit"])
+        try await bench.put([SyncHarness.flagged(account, SyncField.locallyUpdated, ["Name": "LC account renamed"])], into: "Accounts", pipeline)
+        try await bench.put([SyncHarness.flagged(contact, SyncField.locallyUpdated, ["LastName": "LC local edit"])], into: "Contacts", pipeline)
+        try await bench.put([SyncHarness.local("Case", "local_lc", ["Subject": "LC case", "ContactId": contact["Id"]!])], into: "Cases", pipeline)
+        let outcome = try await bench.run(pipeline)
+        let counts = outcome.report.stages[0].counts
+        #expect(counts["conflicts"] == 1 && counts["updated"] == 1 && counts["created"] == 1, "\(counts)")
+        #expect(try await bench.query("SELECT LastName FROM Contact WHERE Id = '\(contact["Id"]!.stringValue!)'").first?["LastName"] == "LC server edit")
+        #expect(try await bench.query("SELECT Name FROM Account WHERE Id = '\(account["Id"]!.stringValue!)'").first?["Name"] == "LC account renamed")
+        #expect(try await bench.query("SELECT ContactId FROM Case WHERE Subject = 'LC case'").first?["ContactId"] == contact["Id"])
+    }
+
+    /// A true cycle between two custom objects: an order's primary line is one of its own lines
+    /// (master-detail to the order). The order is created without Primary_Line__c, the line under
+    /// it, then the order is updated to point at the line — counted as one update.
+    @Test func aTrueCycleIsBrokenByACreateThenAnUpdate() async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: """
+            [ { "syncName": "graph", "syncType": "syncUp", "soupName": "Orders",
+                "target": { "type": "graph", "objects": [
+                  { "soupName": "Orders", "sobjectType": "Order__c", "createFieldlist": ["Name", "Primary_Line__c"],
+                    "references": [ { "field": "Primary_Line__c", "soup": "Lines" } ] },
+                  { "soupName": "Lines", "sobjectType": "Order_Line__c", "createFieldlist": ["Product__c", "Order__c"],
+                    "references": [ { "field": "Order__c", "soup": "Orders", "relationshipType": "MASTER_DETAIL" } ] } ] } } ]
+            """, stages: Self.stages)
+        try await bench.put([SyncHarness.local("Order__c", "local_o", ["Name": "Cycle order", "Primary_Line__c": "local_l1"])],
+                            into: "Orders", pipeline)
+        try await bench.put([
+            SyncHarness.local("Order_Line__c", "local_l1", ["Product__c": "Cycle widget", "Order__c": "local_o"]),
+            SyncHarness.local("Order_Line__c", "local_l2", ["Product__c": "Cycle gadget", "Order__c": "local_o"]),
+        ], into: "Lines", pipeline)
+        let outcome = try await bench.run(pipeline)
+        #expect(outcome.exitCode == 0, "\(outcome.report.stages[0])")
+        #expect(outcome.report.stages[0].counts["created"] == 3)
+        #expect(outcome.report.stages[0].counts["updated"] == 1, "the cycle's reference, set after the line exists")
+        let order = try #require(try await bench.query("SELECT Id, Primary_Line__c FROM Order__c WHERE Name = 'Cycle order'").first)
+        let lines = Dictionary(try await bench.query("SELECT Id, Product__c, Order__c FROM Order_Line__c WHERE Product__c LIKE 'Cycle %'").map {
+            ($0["Product__c"]!.stringValue!, $0) }, uniquingKeysWith: { $1 })
+        #expect(order["Primary_Line__c"] == lines["Cycle widget"]?["Id"] && order["Primary_Line__c"] != nil)
+        #expect(lines.values.allSatisfy { $0["Order__c"] == order["Id"] } && lines.count == 2)
+        for soup in ["Orders", "Lines"] {
+            let entries = try await bench.entries(soup, pipeline)
+            #expect(entries.allSatisfy { !$0.isDirty }, "\(soup) clean")
+            let ids = entries.flatMap { entry in ["Id", "Primary_Line__c", "Order__c"].compactMap { entry[$0]?.stringValue } }
+            #expect(!ids.contains(where: SyncField.isLocalId))
+        }
+    }
+
     @Test func deletesGoChildrenFirst() async throws {
         let bench = try await SyncHarness()
         defer { Task { await bench.close() } }

@@ -29,6 +29,7 @@ final class SyncHarness: Sendable {
                                                  { "path": "LastName", "type": "string" },
                                                  { "path": "__local__", "type": "string" } ] },
           { "soupName": "Orders", "indexes": [ { "path": "Id", "type": "string" }, { "path": "Name", "type": "string" },
+                                               { "path": "Primary_Line__c", "type": "string" },
                                                { "path": "Account__c", "type": "string" }, { "path": "__local__", "type": "string" } ] },
           { "soupName": "Lines", "indexes": [ { "path": "Id", "type": "string" }, { "path": "Order__c", "type": "string" },
                                               { "path": "__local__", "type": "string" } ] } ]

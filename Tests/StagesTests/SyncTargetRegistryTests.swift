@@ -144,4 +144,23 @@ import Testing
             #expect(error.description.contains(#"stages[0].strategy: sync "up" uses a target that writes its records itself"#))
         }
     }
+
+    /// Two parent-children syncs chained through a soup get a warning pointing at the graph target.
+    @Test func chainedParentChildrenSyncsAreWarnedAbout() throws {
+        let directory = try makeTemporaryDirectory()
+        let pipeline = try loadPipeline("""
+            { "soups": [ { "soupName": "A", "indexes": [] }, { "soupName": "C", "indexes": [] }, { "soupName": "K", "indexes": [] } ],
+              "syncs": [
+                { "syncName": "accounts", "syncType": "syncUp", "soupName": "A", "target": { "type": "parent_children",
+                  "parent": { "sobjectType": "Account", "soupName": "A" },
+                  "children": { "sobjectType": "Contact", "soupName": "C", "parentIdFieldName": "AccountId" } } },
+                { "syncName": "cases", "syncType": "syncUp", "soupName": "C", "target": { "type": "parent_children",
+                  "parent": { "sobjectType": "Contact", "soupName": "C" },
+                  "children": { "sobjectType": "Case", "soupName": "K", "parentIdFieldName": "ContactId" } } } ],
+              "stages": [] }
+            """, in: directory)
+        #expect(pipeline.warnings.map { "\($0.location): \($0.message)" }.contains { message in
+            message.hasPrefix("syncs[1].target.parent.soupName: C holds the children of sync \"accounts\"") && message.contains("\"type\": \"graph\"")
+        })
+    }
 }

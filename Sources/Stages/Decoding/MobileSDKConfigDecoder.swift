@@ -149,7 +149,23 @@ struct MobileSDKConfigDecoder {
             syncs.append(SyncDefinition(name: name, type: type, soupName: soupName, target: target, options: options,
                                         file: file, path: syncPath))
         }
+        warnAboutChainedParentChildren(syncs)
         return syncs
+    }
+
+    /// Parent-children sync ups chained through a soup (A's children are B's parents) do not pass
+    /// ids along the chain: B's children that name a parent A creates keep its `local_` id.
+    private mutating func warnAboutChainedParentChildren(_ syncs: [SyncDefinition]) {
+        let trees = syncs.filter { sync in
+            sync.type == .syncUp && sync.targetName.flatMap { registry.syncUpTarget(named: $0)?.name } == "parent_children"
+        }
+        for upper in trees {
+            guard let middle = upper.target["children"]?["soupName"]?.stringValue else { continue }
+            for lower in trees where lower.target["parent"]?["soupName"]?.stringValue == middle {
+                warning("\(lower.path).target.parent.soupName",
+                        "\(middle) holds the children of sync \"\(upper.name)\": new \(middle) records get their ids there, and the children of this sync that refer to them keep their local_ ids (reported UNRESOLVED_REFERENCE); declare the chain as one sync with \"type\": \"graph\"")
+            }
+        }
     }
 
     private mutating func checkTarget(_ target: JSONObject, type: SyncState.SyncType, path: String, soups: [SoupSpec]) {

@@ -8,6 +8,13 @@ public final class SyncUpAttempts: Sendable {
     private struct State {
         var taken: [String: Set<Int64>] = [:]
         var planned: Set<String> = []
+        /// Fields left out of a create to break a cycle, by soup and entry: sent by a later update.
+        var deferred: [String: [Int64: [String]]] = [:]
+        var deferredSent: [String: Set<Int64>] = [:]
+        /// How many entries had been taken when the last round began, and whether that round took none.
+        var countAtRound = -1
+        var idleRound = false
+        var cycleBroken = false
     }
 
     private let state = Mutex(State())
@@ -38,6 +45,47 @@ public final class SyncUpAttempts: Sendable {
         state.withLock { $0.planned.contains(localId) }
     }
 
+    /// Starts a round; `true` when the round before it took nothing (a graph then breaks a cycle).
+    public func beginRound() -> Bool {
+        state.withLock { state in
+            let taken = state.taken.values.reduce(0) { $0 + $1.count }
+            state.idleRound = state.countAtRound == taken
+            state.countAtRound = taken
+            state.cycleBroken = false
+            return state.idleRound
+        }
+    }
+
+    /// Claims the cycle break of this round (one object's records break it); `false` once taken.
+    public func claimCycleBreak() -> Bool {
+        state.withLock { state in
+            defer { state.cycleBroken = true }
+            return !state.cycleBroken
+        }
+    }
+
+    /// Records that entry `id` of `soup` is created without `fields`, which a later update sends.
+    public func deferFields(_ fields: [String], of id: Int64, in soup: String) {
+        state.withLock { $0.deferred[soup, default: [:]][id] = fields }
+    }
+
+    /// Every deferral of `soup`: entry id → fields left out of its create.
+    public func deferredFields(in soup: String) -> [Int64: [String]] {
+        state.withLock { $0.deferred[soup] ?? [:] }
+    }
+
+    /// The deferred fields of `soup`'s entries whose update has not been claimed yet.
+    public func pendingDeferrals(in soup: String) -> [Int64: [String]] {
+        state.withLock { state in (state.deferred[soup] ?? [:]).filter { !(state.deferredSent[soup]?.contains($0.key) ?? false) } }
+    }
+
+    /// Claims the updates of deferred fields for `ids`.
+    public func claimDeferred(_ ids: [Int64], in soup: String) -> [Int64] {
+        state.withLock { state in ids.filter { state.deferredSent[soup, default: []].insert($0).inserted } }
+    }
+
     /// How many entries have been taken.
-    public var count: Int { state.withLock { $0.taken.values.reduce(0) { $0 + $1.count } } }
+    public var count: Int {
+        state.withLock { $0.taken.values.reduce(0) { $0 + $1.count } + $0.deferredSent.values.reduce(0) { $0 + $1.count } }
+    }
 }

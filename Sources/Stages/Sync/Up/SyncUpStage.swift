@@ -109,10 +109,12 @@ public struct SyncUpStage: Stage {
                 }
             }
             // A target made of passes runs them round after round while they take new records.
-            while let passes = target.passes(sharing: attempts), !Task.isCancelled {
+            // A round that takes nothing gets one more (a graph breaks a cycle there); two end it.
+            var idle = 0
+            while idle < 2, let passes = target.passes(sharing: attempts), !Task.isCancelled {
                 let taken = attempts.count
                 for pass in passes { try await run(pass) }
-                if attempts.count == taken { break }
+                idle = attempts.count == taken ? idle + 1 : 0
             }
             try await run(target)
         } catch {

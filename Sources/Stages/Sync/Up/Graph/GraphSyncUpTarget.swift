@@ -10,8 +10,10 @@ import Synchronization
 /// It syncs through passes, one per object in dependency order, repeated while a pass made
 /// records ready for the next (a self-lookup's levels, one round each): each record goes once its
 /// references hold server ids, so a parent is always created before the records that point at it.
-/// Deletes go last, children first. A record whose reference never resolves (its target failed,
-/// is uncertain, or no listed soup holds it) is not sent and is reported `UNRESOLVED_REFERENCE`.
+/// Deletes go last, children first. Only a true cycle is broken, by a create without the cycle's
+/// references and an update once they exist. A record whose reference never resolves (its target
+/// failed, is uncertain, or no listed soup holds it) is not sent and is reported
+/// `UNRESOLVED_REFERENCE`.
 public struct GraphSyncUpTarget: SyncUpTarget {
     /// A lookup from one object to others.
     public struct Reference: Sendable, Equatable {
@@ -76,11 +78,18 @@ public struct GraphSyncUpTarget: SyncUpTarget {
 
     func object(_ soup: String) -> Object? { objects.first { $0.soupName == soup } }
 
-    /// One round: every object's records that are ready, parents first; then deletes, children first.
+    /// One round: every object's records that are ready, parents first; the updates of fields a
+    /// cycle's creates left out; then deletes, children first. After a round that took nothing, the
+    /// next breaks a cycle: the first object whose waiting records wait only on other waiting
+    /// records creates them without those references, which a later round's update sends.
     public func passes(sharing attempts: SyncUpAttempts) -> [any SyncUpTarget]? {
         run.attempts.withLock { $0 = attempts }
-        return objects.map { GraphPass(graph: self, object: $0, deletes: false, attempts: attempts) }
-            + objects.reversed().map { GraphPass(graph: self, object: $0, deletes: true, attempts: attempts) }
+        if attempts.beginRound() {
+            return objects.map { GraphPass(graph: self, object: $0, mode: .breakCycle, attempts: attempts) }
+        }
+        return objects.map { GraphPass(graph: self, object: $0, mode: .writes, attempts: attempts) }
+            + objects.map { GraphPass(graph: self, object: $0, mode: .deferred, attempts: attempts) }
+            + objects.reversed().map { GraphPass(graph: self, object: $0, mode: .deletes, attempts: attempts) }
     }
 
     /// Its passes settle the journal, each its own soup.
@@ -115,7 +124,8 @@ public struct GraphSyncUpTarget: SyncUpTarget {
         return stranded
     }
 
-    private func allDirty(in soup: String, _ store: SoupStore) async throws -> [JSONObject] {
+    /// Every dirty entry of `soup`.
+    func allDirty(in soup: String, _ store: SoupStore) async throws -> [JSONObject] {
         var entries: [JSONObject] = []
         var afterId: Int64 = 0
         while true {
