@@ -22,10 +22,8 @@ import Testing
     @Test func aDirectoryIsRefusedNotRead() async throws {
         let directory = try makeTemporaryDirectory()
         try FileManager.default.createDirectory(atPath: directory + "/data.csv", withIntermediateDirectories: true)
-        let pipeline = try loadPipeline(#"{ "stages": [ { "id": "load", "type": "extract.csv", "file": "data.csv" } ] }"#, in: directory)
-        let outcome = try await PipelineRunner(pipeline: pipeline, observer: RecordingObserver()).run()
-        #expect(outcome.exitCode == 2)
-        #expect(outcome.report.error?.hasSuffix("data.csv: is a directory, not a CSV file") == true, "\(outcome.report.error ?? "")")
+        let errors = loadErrors(#"{ "stages": [ { "id": "load", "type": "extract.csv", "file": "data.csv" } ] }"#, in: directory)
+        #expect(errors.contains { $0.hasSuffix("stages[0].file: \(directory)/data.csv is a directory, not a file") }, "\(errors)")
     }
 
     @Test func quotedFieldsEmbeddedQuotesCommasAndNewlines() async throws {
@@ -85,10 +83,9 @@ import Testing
 
     @Test func missingFilesAndHeadersAreInvalidInput() async throws {
         let directory = try makeTemporaryDirectory()
-        let pipeline = try loadPipeline(#"{ "stages": [ { "id": "load", "type": "extract.csv", "file": "nope.csv" } ] }"#, in: directory)
-        let outcome = try await PipelineRunner(pipeline: pipeline, observer: RecordingObserver()).run()
-        #expect(outcome.exitCode == 2)
-        #expect(outcome.report.error == "\(directory)/nope.csv: no such file")
+        // Found by validate, before anything runs.
+        let errors = loadErrors(#"{ "stages": [ { "id": "load", "type": "extract.csv", "file": "nope.csv" } ] }"#, in: directory)
+        #expect(errors.contains { $0.hasSuffix("stages[0].file: no such file: \(directory)/nope.csv") }, "\(errors)")
         let (empty, _, _) = try await run(csv: [], settings: "")
         #expect(empty.exitCode == 2)
         #expect(empty.report.error?.hasSuffix("data.csv: the file is empty; a header row is required") == true)

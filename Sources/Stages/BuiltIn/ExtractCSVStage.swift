@@ -22,7 +22,7 @@ public struct ExtractCSVStage: Stage {
     let emptyIsNull: Bool
 
     public init(settings: StageSettings) throws {
-        file = settings.filePath("file", required: true) ?? ""
+        file = settings.inputFile("file") ?? ""
         sobjectType = settings.string("sobjectType")
         let delimiterText = settings.string("delimiter") ?? ","
         if delimiterText.count != 1 || !(delimiterText.first?.isASCII ?? false) {

@@ -20,7 +20,7 @@ public struct ExtractXMLStage: Stage {
     let children: [XMLRecordReader.ChildRule]
 
     public init(settings: StageSettings) throws {
-        file = settings.filePath("file", required: true) ?? ""
+        file = settings.inputFile("file") ?? ""
         record = settings.string("record", required: true) ?? ""
         sobjectType = settings.string("sobjectType")
         var rules: [XMLRecordReader.ChildRule] = []

@@ -144,6 +144,21 @@ public final class StageSettings {
         string(key, required: required).map { PathResolver.absolute($0, relativeTo: baseDirectory) }
     }
 
+    /// A file the stage reads, made absolute; a missing, unreadable or directory path is reported
+    /// now, so `pipeline validate` catches it before any stage runs.
+    public func inputFile(_ key: String) -> String? {
+        guard let path = filePath(key, required: true) else { return nil }
+        var isDirectory: ObjCBool = false
+        if !FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+            report(key, "no such file: \(path)")
+        } else if isDirectory.boolValue {
+            report(key, "\(path) is a directory, not a file")
+        } else if !FileManager.default.isReadableFile(atPath: path) {
+            report(key, "\(path) cannot be read")
+        }
+        return path
+    }
+
     /// A soup name that the pipeline's `soups` declares.
     public func soup(_ key: String, required: Bool = true) -> String? {
         guard let name = string(key, required: required) else { return nil }
