@@ -148,7 +148,11 @@ import Testing
         let result = try Self.pipeline(["run", demo.pipeline, "--log-format", "json", "--quiet"])
         #expect(result.exitCode == 0)
         #expect(result.stdout.split(separator: "\n").count == 1)
-        #expect(result.stderr.split(separator: "\n").allSatisfy { $0.hasPrefix("warning:") })
+        // Quiet: warnings and errors only, and the run's final event for the log collector.
+        let quietLines = result.stderr.split(separator: "\n").filter { !$0.hasPrefix("warning:") }
+        #expect(quietLines.count == 1, "\(quietLines)")
+        let last = quietLines.last.flatMap { try? JSONParser.parse(String($0)) }
+        #expect(last?["event"] == "runFinished" && last?["exitCode"] == 0)
         let verbose = try Self.pipeline(["run", demo.pipeline, "--log-format", "json"])
         let events = verbose.stderr.split(separator: "\n").filter { $0.hasPrefix("{") }.map { try! JSONParser.parse(String($0)) }
         #expect(events.first?["event"] == "runStarted")

@@ -22,7 +22,8 @@ final class ConsoleObserver: RunObserver {
     }
 
     func handle(_ event: RunEvent, at date: Date) {
-        if quiet && !Self.isError(event) { return }
+        // Quiet keeps errors; in JSON, also the run's final event, so a log collector sees every run end.
+        if quiet && !Self.isError(event) && !(format == .json && Self.isRunEnd(event)) { return }
         if format == .json {
             Console.error(event.jsonLine(at: date))
             return
@@ -42,6 +43,11 @@ final class ConsoleObserver: RunObserver {
         }
         if clear { Console.errorRaw("\r\u{1B}[2K") }
         Console.error(event.text)
+    }
+
+    static func isRunEnd(_ event: RunEvent) -> Bool {
+        if case .runFinished = event { return true }
+        return false
     }
 
     static func isError(_ event: RunEvent) -> Bool {
