@@ -5,6 +5,15 @@ import OrgEmulator
 import Soups
 import Stages
 
+/// A locally created soup entry of `type` with id `id`.
+func local(_ type: String, _ id: String, _ fields: JSONObject) -> JSONObject {
+    var entry: JSONObject = ["attributes": ["type": .string(type)], "Id": .string(id)]
+    for (key, value) in fields { entry[key] = value }
+    entry["__local__"] = true
+    entry["__locally_created__"] = true
+    return entry
+}
+
 /// The graph load of issue 15: `accounts` Accounts (a tenth of them under another account), 5
 /// Contacts each, 2 Cases per Contact — one graph sync up, against the same records as three
 /// separate syncs (Account → Contact, Contact → Case, then the accounts' ParentId as updates, their
@@ -68,13 +77,6 @@ enum GraphLoad {
                                        : #"[ { "id": "up", "type": "syncUp", "sync": "accounts" } ]"#)
         let store = try SoupStore(path: first.store)
         for soup in first.soups { try await store.registerSoup(soup) }
-        func local(_ type: String, _ id: String, _ fields: JSONObject) -> JSONObject {
-            var entry: JSONObject = ["attributes": ["type": .string(type)], "Id": .string(id)]
-            for (key, value) in fields { entry[key] = value }
-            entry["__local__"] = true
-            entry["__locally_created__"] = true
-            return entry
-        }
         // Every tenth account hangs under the account before it (a self-lookup).
         let parentOf = { (index: Int) -> Int? in index % 10 == 9 ? index - 1 : nil }
         try await store.upsert((0..<accounts).map { index in

@@ -61,13 +61,6 @@ func measure(strategy: String, latencyMs: Int) async throws -> (requests: Int, m
     let pipeline = try PipelineLoader(registry: .builtIn, variables: VariableResolver(variables: ["TOKEN": emulator.accessToken])).load(path: pipelinePath)
     let store = try SoupStore(path: pipeline.store)
     for soup in pipeline.soups { try await store.registerSoup(soup) }
-    func local(_ type: String, _ id: String, _ fields: JSONObject) -> JSONObject {
-        var entry: JSONObject = ["attributes": ["type": .string(type)], "Id": .string(id)]
-        for (key, value) in fields { entry[key] = value }
-        entry["__local__"] = true
-        entry["__locally_created__"] = true
-        return entry
-    }
     try await store.upsert((0..<trees).map { local("Account", "local_a\($0)", ["Name": .string("Account \($0)")]) }, into: "Accounts")
     try await store.upsert((0..<trees).flatMap { tree in
         (0..<5).map { local("Contact", "local_c\(tree)_\($0)", ["LastName": .string("Contact \(tree)-\($0)"), "AccountId": .string("local_a\(tree)")]) }

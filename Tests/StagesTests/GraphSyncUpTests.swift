@@ -312,14 +312,7 @@ import Testing
             SyncHarness.local("Case", "local_s\(index)", ["Subject": .string("GS\(index)"), "ContactId": .string("local_k\(index)"),
                                                           "AccountId": .string("local_c\(index)")])
         }, into: "Cases", pipeline)
-        var faults = profile.faults
-        if case .integer(let limit)? = faults["dailyRequestLimit"] {
-            let stats = try await bench.client.send(OrgRequest(method: "GET", path: "/emulator/stats", kind: "admin")).json()
-            var object = faults.objectValue ?? [:]
-            object["dailyRequestLimit"] = .integer((stats["dailyRequests"]?.integerValue ?? 0) + limit)
-            faults = .object(object)
-        }
-        try await bench.setFaults(faults)
+        try await SyncUpSoakTests.setFaults(of: profile, on: bench)
         var last = try await bench.run(pipeline)
         var created = SyncUpIntegrityTests.created(last)
         try await bench.setFaults([:])

@@ -55,14 +55,7 @@ import Testing
         let prefix = "Q\(strategy.prefix(2))\(externalId ? "x" : "n")"
         try await SyncUpIntegrityTests.putTrees(Self.trees, prefix: prefix, bench: bench, pipeline)
         if externalId { try await SyncUpIntegrityTests.setExternalIds(pipeline) }
-        var faults = profile.faults
-        if case .integer(let limit)? = faults["dailyRequestLimit"] {
-            let stats = try await bench.client.send(OrgRequest(method: "GET", path: "/emulator/stats", kind: "admin")).json()
-            var object = faults.objectValue ?? [:]
-            object["dailyRequestLimit"] = .integer((stats["dailyRequests"]?.integerValue ?? 0) + limit)
-            faults = .object(object)
-        }
-        try await bench.setFaults(faults)
+        try await Self.setFaults(of: profile, on: bench)
         var created = 0
         let first = try await bench.run(pipeline)
         created += SyncUpIntegrityTests.created(first)
@@ -77,5 +70,17 @@ import Testing
         #expect(last.exitCode == 0, "\(profile) \(strategy) external id \(externalId): \(first.report.stages[0]) → \(last.report.stages[0])")
         #expect(created == Self.trees * 4, "\(profile) \(strategy): counted created once each")
         try await SyncUpIntegrityTests.expectExact(Self.trees, prefix: prefix, bench: bench, pipeline)
+    }
+
+    /// Sets the profile's faults; a daily limit counts from the requests the org has already had.
+    static func setFaults(of profile: Profile, on bench: SyncHarness) async throws {
+        var faults = profile.faults
+        if case .integer(let limit)? = faults["dailyRequestLimit"] {
+            let stats = try await bench.client.send(OrgRequest(method: "GET", path: "/emulator/stats", kind: "admin")).json()
+            var object = faults.objectValue ?? [:]
+            object["dailyRequestLimit"] = .integer((stats["dailyRequests"]?.integerValue ?? 0) + limit)
+            faults = .object(object)
+        }
+        try await bench.setFaults(faults)
     }
 }

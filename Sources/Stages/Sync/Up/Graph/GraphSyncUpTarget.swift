@@ -104,15 +104,17 @@ public struct GraphSyncUpTarget: SyncUpTarget {
     /// `local_` id whose record was not created (or, in a dry run, not planned).
     public func strandedRecords(in store: SoupStore) async throws -> [SyncUpStrandedRecord] {
         let attempts = run.attempts.withLock { $0 }
+        var dirty: [String: [JSONObject]] = [:]
         var holders: [String: String] = [:]
         for object in objects {
-            for entry in try await allDirty(in: object.soupName, store) {
+            dirty[object.soupName] = try await allDirty(in: object.soupName, store)
+            for entry in dirty[object.soupName] ?? [] {
                 if let id = entry[object.idFieldName]?.stringValue, SyncField.isLocalId(id) { holders[id] = object.soupName }
             }
         }
         var stranded: [SyncUpStrandedRecord] = []
         for object in objects {
-            for entry in try await allDirty(in: object.soupName, store) where entry[SyncField.locallyDeleted]?.isTruthy != true {
+            for entry in dirty[object.soupName] ?? [] where entry[SyncField.locallyDeleted]?.isTruthy != true {
                 if let id = entry.soupEntryId, attempts?.isTaken(id, in: object.soupName) == true { continue }
                 let waiting = GraphPass.localReferences(entry, object).first { attempts?.isPlanned($0.local) != true }
                 guard let (field, local) = waiting else { continue }
