@@ -88,6 +88,15 @@ import Testing
             let id = try await emu.create("Account", ["Name": "Tomorrow"])
             let created = try #require(try await emu.record("Account", id)["CreatedDate"]?.stringValue)
             #expect(created >= later)
+            // Answers are dated by the same clock, as an org's are.
+            let answer = try await emu.send("GET", "/services/data", auth: .none)
+            let date = try #require(answer.header("Date"))
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "GMT")
+            formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+            let dated = try #require(formatter.date(from: date), "an HTTP date: \(date)")
+            #expect(abs(dated.timeIntervalSinceNow - 86_400) < 5, "\(date)")
         }
     }
 

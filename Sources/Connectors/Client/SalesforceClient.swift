@@ -39,8 +39,14 @@ public final class SalesforceClient: OrgClient {
         await session.usage
     }
 
+    /// The org's clock against ours, from its answers' `Date` headers; before any answer, one
+    /// `GET /services/data` (the versions list, outside the API limits) asks for it — unless
+    /// asked from inside a request's attempt (``RequestAttempts``), which holds a connection slot.
     public func serverClockOffset() async -> Int64 {
-        await session.clockOffset
+        if RequestAttempts.current == nil, await !session.knowsServerClock {
+            _ = try? await send(OrgRequest(method: "GET", path: "/services/data", kind: "versions"))
+        }
+        return await session.clockOffset
     }
 
     public var writeSettlingSeconds: Double { settings.timeoutSeconds + settings.requestDeadlineSeconds }
@@ -90,6 +96,7 @@ public final class SalesforceClient: OrgClient {
             await session.count(kind: request.kind, retry: attempt > 1)
             if let attempts = RequestAttempts.current { try await attempts.beforeSend() }
             let response: OrgResponse
+            let leftAt = ServerClockEstimate.now()
             do {
                 response = try await transport.execute(method: request.method, url: url, headers: headers, body: request.body,
                                                        timeoutSeconds: settings.timeoutSeconds)
@@ -103,7 +110,9 @@ public final class SalesforceClient: OrgClient {
                 continue
             }
             if let limitInfo = response.headers["sforce-limit-info"] { await session.setLimitInfo(limitInfo) }
-            if let date = response.headers["date"].flatMap(HTTPDate.parse) { await session.setServerTime(date) }
+            if let date = response.headers["date"].flatMap(HTTPDate.parse) {
+                await session.observeServerTime(date, sentAt: leftAt, receivedAt: ServerClockEstimate.now())
+            }
             if response.status < 300 { return response }
             let body = (try? response.json()) ?? .null
             let error = OrgAPIError(status: response.status, body: body,
@@ -279,11 +288,13 @@ actor SessionState {
         usage.limitInfo = info
     }
 
-    /// How far the org's clock is ahead of ours, in milliseconds (its `Date` header has whole
-    /// seconds, so the estimate may be up to a second low).
-    private(set) var clockOffset: Int64 = 0
+    private var serverClock = ServerClockEstimate()
 
-    func setServerTime(_ serverTime: Date) {
-        clockOffset = Int64((serverTime.timeIntervalSince1970 - Date().timeIntervalSince1970) * 1000)
+    /// How far the org's clock is ahead of ours, in milliseconds.
+    var clockOffset: Int64 { serverClock.offset }
+    var knowsServerClock: Bool { serverClock.isKnown }
+
+    func observeServerTime(_ serverTime: Date, sentAt: Int64, receivedAt: Int64) {
+        serverClock.observe(date: ServerClockEstimate.milliseconds(serverTime), sentAt: sentAt, receivedAt: receivedAt)
     }
 }

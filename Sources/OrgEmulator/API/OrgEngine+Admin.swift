@@ -24,7 +24,7 @@ extension OrgEngine {
                 guard let seconds = try request.jsonBody()["advanceSeconds"]?.integerValue, seconds >= 0 else {
                     throw APIError(400, "INVALID_CLOCK", "expected {\"advanceSeconds\": N} with N >= 0")
                 }
-                clock.offsetSeconds += seconds
+                clock.advance(bySeconds: seconds)
                 return .json(200, ["now": .string(SalesforceTime.format(clock.now()))])
             case ("POST", "faults"):
                 let body = request.body.isEmpty ? JSONValue.object(JSONObject()) : try request.jsonBody()

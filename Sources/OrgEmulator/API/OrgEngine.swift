@@ -16,7 +16,8 @@ actor OrgEngine {
     var instanceURL = "http://127.0.0.1"
     /// Whether `/emulator/*` answers without a token (the server listens on loopback only).
     var adminIsOpen = true
-    var clock = EmulatorClock()
+    /// The org's clock, shared with the server's channels (the `Date` header).
+    nonisolated let clock: EmulatorClock
     var faults = FaultSettings()
     var random = SeededRandom(seed: 42)
     var stats = RequestStats()
@@ -56,6 +57,7 @@ actor OrgEngine {
         }
         let token = accessToken ?? String(organizationId.prefix(15)) + "!" + Self.randomToken()
         self.seed = seed
+        clock = EmulatorClock()
         store = recordStore
         validator = RecordValidator(schema: seed.schema)
         orgId = organizationId

@@ -129,7 +129,7 @@ public final class OrgEmulator: Sendable {
         let engine = self.engine
         let host = configuration.host
         let origin = ContinuousClock.now
-        let server = try makeServerBuilder(origin: origin)
+        let server = try makeServerBuilder(origin: origin, clock: engine.clock)
         let scheme = configuration.tlsCertificatePath == nil ? "http" : "https"
         let application = Application(
             responder: EmulatorResponder(engine: engine, origin: origin),
@@ -154,9 +154,9 @@ public final class OrgEmulator: Sendable {
     }
 
     /// Plain HTTP/1.1, or HTTPS with `--tls-cert` and `--tls-key`; requests are stamped with
-    /// their arrival (``ArrivalStamp``).
-    private func makeServerBuilder(origin: ContinuousClock.Instant) throws(StartError) -> HTTPServerBuilder {
-        let http1 = HTTPServerBuilder.http1(configuration: .init(additionalChannelHandlers: [ArrivalStamp(origin: origin)]))
+    /// their arrival and answers dated by the org's clock (``ArrivalStamp``).
+    private func makeServerBuilder(origin: ContinuousClock.Instant, clock: EmulatorClock) throws(StartError) -> HTTPServerBuilder {
+        let http1 = HTTPServerBuilder.http1(configuration: .init(additionalChannelHandlers: [ArrivalStamp(origin: origin, clock: clock)]))
         switch (configuration.tlsCertificatePath, configuration.tlsKeyPath) {
         case (nil, nil):
             return http1
