@@ -16,6 +16,7 @@ extension PipelineCLITests {
         for descriptor: Int32 in [0, 1, 2] {
             posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY, 0)
         }
+        PipelineCLITests.closeInheritedDescriptors(&actions)
         let executable = packageRoot + "/.build/debug/pipeline"
         let argv = ([executable, "run", pipeline] as [String]).map { strdup($0) } + [nil]
         let envp = ProcessInfo.processInfo.environment.map { strdup("\($0)=\($1)") } + [nil]

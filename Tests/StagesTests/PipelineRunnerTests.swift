@@ -59,7 +59,10 @@ import Testing
         let outcome = try await run(pipeline)
         #expect(outcome.exitCode == 1)
         #expect(outcome.report.stages.first { $0.id == "source" }?.error == "source broke")
-        #expect(outcome.report.stages.first { $0.id == "sink" }?.status == .failed)
+        // The consumer stopped because its producer failed: it says so, not "CancellationError()".
+        let sink = outcome.report.stages.first { $0.id == "sink" }
+        #expect(sink?.status == .skipped)
+        #expect(sink?.error == "stopped before it finished: another stage failed")
     }
 
     @Test func customStageRunsAndPassesRecordsDownstream() async throws {

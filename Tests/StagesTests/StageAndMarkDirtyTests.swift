@@ -131,6 +131,45 @@ import Testing
         #expect(contacts.first?["Id"] == "003000000000001AAA")
     }
 
+    /// Records read from the org (`attributes.url`, as `extract.soql` leaves them) are what the org
+    /// holds: `markDirty as: auto` leaves them clean, and marks them updated only once edited.
+    @Test func recordsStagedFromTheOrgAreNotLocalChanges() async throws {
+        let directory = try makeTemporaryDirectory()
+        let stages = """
+            [ { "id": "source", "type": "test.count", "count": 0 },
+              { "id": "stage", "type": "stage", "from": "source", "soup": "AccountSoup", "matchOn": "Id",
+                "children": {"relationship": "Contacts", "soup": "ContactSoup", "parentIdField": "AccountId", "matchOn": "Id"} },
+              { "id": "mark-accounts", "type": "markDirty", "after": ["stage"], "soup": "AccountSoup", "as": "auto" },
+              { "id": "mark-contacts", "type": "markDirty", "after": ["stage"], "soup": "ContactSoup", "as": "auto" } ]
+            """
+        let pipeline = try loadPipeline("{ \(Self.soups), \"stages\": \(stages) }", in: directory)
+        let store = try SoupStore(path: pipeline.store)
+        try await store.beginDataset("source", runId: "seed")
+        try await store.appendToDataset("source", records: [[
+            "attributes": ["type": "Account", "url": "/services/data/v62.0/sobjects/Account/001000000000001AAA"],
+            "Id": "001000000000001AAA", "Name": "Acme",
+            "Contacts": ["totalSize": 1, "done": true, "records": [[
+                "attributes": ["type": "Contact", "url": "/services/data/v62.0/sobjects/Contact/003000000000001AAA"],
+                "Id": "003000000000001AAA", "LastName": "Coyote", "AccountId": "001000000000001AAA"]]],
+        ]])
+        try await store.finishDataset("source")
+        for soup in pipeline.soups { try await store.registerSoup(soup) }
+        try store.close()
+        let outcome = try await PipelineRunner(pipeline: pipeline, options: RunOptions(only: ["stage", "mark-accounts", "mark-contacts"]),
+                                               observer: RecordingObserver()).run()
+        #expect(outcome.exitCode == 0)
+        #expect(outcome.report.stages[1].counts["unchanged"] == 1 && outcome.report.stages[1].counts["updated"] == 0)
+        #expect(outcome.report.stages[2].counts["unchanged"] == 1 && outcome.report.stages[2].counts["updated"] == 0)
+
+        let writer = try SoupStore(path: pipeline.store)
+        var acme = try #require(try await writer.entries(in: "AccountSoup", limit: 10).first)
+        acme["Name"] = "Acme Corporation"
+        try await writer.upsert([acme], into: "AccountSoup")
+        try writer.close()
+        let again = try await PipelineRunner(pipeline: pipeline, options: RunOptions(only: ["mark-accounts"]), observer: RecordingObserver()).run()
+        #expect(again.report.stages[0].counts["updated"] == 1, "an edit after staging is a local change")
+    }
+
     @Test func markDirtyModesAndWhere() async throws {
         let directory = try makeTemporaryDirectory()
         try write("Name,Industry\nAcme,Tech\nGlobex,Energy\nInitech,Banking\n", to: "accounts.csv", in: directory)

@@ -20,7 +20,7 @@ public struct PipelineCommand: AsyncParsableCommand {
             """,
         version: PipelineVersion.current,
         subcommands: [RunCommand.self, ValidateCommand.self, GraphCommand.self, SoupsCommand.self, SyncsCommand.self,
-                      RunsCommand.self, EmulatorCommand.self, VersionCommand.self])
+                      RunsCommand.self, DiscardCommand.self, EmulatorCommand.self, VersionCommand.self])
 
     public init() {}
 

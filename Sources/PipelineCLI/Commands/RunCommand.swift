@@ -44,6 +44,8 @@ struct RunCommand: AsyncParsableCommand {
             let control = RunControl()
             let signals = SignalTrap(control: control)
             defer { signals.cancel() }
+            // A pipeline that says `"dryRun": true` only ever plans.
+            let dryRun = dryRun || pipeline.dryRun
             let connections = OrgConnections(dryRun: dryRun, allowProduction: allowProduction)
             let runner = PipelineRunner(
                 pipeline: pipeline, options: RunOptions(dryRun: dryRun, only: only, reportDirectory: reportDir),

@@ -140,11 +140,13 @@ struct RunsCommand: AsyncParsableCommand {
                 return
             }
             let rows = runs.map { run -> [String] in
-                var totals: [String: Int64] = [:]
-                for stage in run.record["stages"]?.arrayValue ?? [] {
-                    for (key, value) in stage["counts"]?.objectValue ?? JSONObject() { totals[key, default: 0] += value.integerValue ?? 0 }
-                }
-                let counts = totals.filter { $0.value != 0 }.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+                // Per stage: a count means something only with its stage (24 read by a sync
+                // down are not 24 written).
+                let counts = (run.record["stages"]?.arrayValue ?? []).compactMap { stage -> String? in
+                    let nonzero = (stage["counts"]?.objectValue ?? JSONObject()).filter { ($0.value.integerValue ?? 0) != 0 }
+                        .sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.integerValue ?? 0)" }
+                    return nonzero.isEmpty ? nil : "\(stage["id"]?.stringValue ?? "?"): " + nonzero.joined(separator: " ")
+                }.joined(separator: "; ")
                 return [run.id, run.pipeline, run.status, run.exitCode.map(String.init) ?? "-", counts.isEmpty ? "-" : counts, run.reportDir ?? "-"]
             }
             Console.output(TextTable.render(header: ["run", "pipeline", "status", "exit", "counts", "report"], rows: rows))

@@ -289,13 +289,22 @@ public struct SoupStagingStage: Stage {
     {
         let plan = try await plan(records, into: soupName, matchOn: matchOn, context: context, result: &result, rejects: &rejects)
         let stored = try await context.store.upsert(plan.toStore, into: soupName)
-        return plan.positions.map { slot in
+        let entries: [JSONObject?] = plan.positions.map { slot in
             switch slot {
             case .stored(let index): return stored[index]
             case .unchanged(let entry): return entry
             case .none: return nil
             }
         }
+        // A record read from the org (it carries its `attributes.url`) is what the org holds: a
+        // clean entry staged from it is confirmed, so `markDirty as: auto` leaves it clean.
+        var confirmed: [Int64: JSONObject] = [:]
+        for (staged, entry) in zip(records, entries) {
+            guard staged.record["attributes"]?["url"]?.stringValue != nil, let entry, !entry.isDirty, let id = entry.soupEntryId else { continue }
+            confirmed[id] = entry.dataFields
+        }
+        if !confirmed.isEmpty { try await context.store.setConfirmed(confirmed, in: soupName) }
+        return entries
     }
 
     /// Matches records to the soup's entries and merges them; counts and rejects each record.

@@ -15,7 +15,7 @@ public struct PipelineLoader: Sendable {
         self.variables = variables
     }
 
-    static let topLevelKeys: Set<String> = ["name", "description", "org", "store", "soups", "syncs", "stages"]
+    static let topLevelKeys: Set<String> = ["name", "description", "org", "store", "soups", "syncs", "stages", "dryRun"]
     static let edgeKeys: Set<String> = ["id", "type", "from", "after"]
 
     /// Loads and validates the pipeline at `path`; throws ``PipelineValidationError`` listing every
@@ -49,6 +49,7 @@ public struct PipelineLoader: Sendable {
         let store = context.string(resolved, "store").map { PathResolver.absolute($0, relativeTo: directory) }
             ?? PathResolver.absolute(".pipeline/\(name).sqlite", relativeTo: directory)
         if resolved["description"] != nil { _ = context.string(resolved, "description") }
+        let dryRun = context.bool(resolved, "dryRun") ?? false
 
         let soups = context.soups(resolved["soups"])
         let syncs = context.syncs(resolved["syncs"], soups: soups)
@@ -60,7 +61,7 @@ public struct PipelineLoader: Sendable {
         let secretKeys = Self.secretValues(in: rawObject["org"], resolved: resolved["org"])
         return PipelineDefinition(
             name: name, file: file, store: store, org: org, soups: soups, syncs: syncs, stages: stages,
-            warnings: context.warnings, secrets: secretKeys)
+            warnings: context.warnings, secrets: secretKeys, dryRun: dryRun)
     }
 
     /// Every stage id written in the file, including stages that failed to decode, so edge errors
@@ -133,6 +134,15 @@ struct LoadContext {
             diagnostics.append(PipelineDiagnostic(file: path, location: "line \(error.line), column \(error.column)", message: error.message))
             return nil
         }
+    }
+
+    mutating func bool(_ object: JSONObject, _ key: String) -> Bool? {
+        guard let value = object[key] else { return nil }
+        guard let bool = value.boolValue else {
+            error(key, "must be true or false, not \(value.kindName)")
+            return nil
+        }
+        return bool
     }
 
     mutating func string(_ object: JSONObject, _ key: String, path: String? = nil) -> String? {

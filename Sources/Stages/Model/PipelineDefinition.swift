@@ -18,6 +18,8 @@ public struct PipelineDefinition: Sendable {
     public var warnings: [PipelineDiagnostic]
     /// Values that must never be printed (resolved secrets), for log redaction.
     public var secrets: [String]
+    /// `"dryRun": true`: every run of the pipeline is a dry run, as with `--dry-run`.
+    public var dryRun = false
 
     /// The stage with this id.
     public func stage(_ id: String) -> StageDefinition? {

@@ -20,6 +20,8 @@ public struct RunReport: Sendable {
         public var id: String
         public var type: String
         public var status: StageStatus
+        /// Milliseconds from the run's start to the stage's.
+        public var startedMs: Int
         public var durationMs: Int
         public var counts: [String: Int]
         public var byObject: [String: [String: Int]]
@@ -55,6 +57,7 @@ public struct RunReport: Sendable {
             entry["id"] = .string(stage.id)
             entry["type"] = .string(stage.type)
             entry["status"] = .string(stage.status.rawValue)
+            entry["startedMs"] = .integer(Int64(stage.startedMs))
             entry["durationMs"] = .integer(Int64(stage.durationMs))
             entry["counts"] = .object(stage.counts.sortedJSONObject)
             if stage.alwaysByObject || !stage.byObject.isEmpty {

@@ -17,6 +17,8 @@ struct GraphExecutor: Sendable {
     let reportDirectory: String
     let control: RunControl
     let feed = StageFeed()
+    /// When the run began: stages report their start as an offset from it.
+    let began = ContinuousClock.now
 
     func run() async -> [String: StageOutcome] {
         var outcomes: [String: StageOutcome] = [:]
@@ -117,16 +119,24 @@ struct GraphExecutor: Sendable {
         } catch let failure as StageFailure {
             outcome = StageOutcome(status: .failed, result: failure.partialResult ?? StageResult(), durationMs: 0, error: failure.message,
                                    failureKind: failure.kind)
+        } catch is CancellationError {
+            // Another stage failed: this one stopped with it (it was "failed — CancellationError()").
+            outcome = StageOutcome(status: .skipped, result: StageResult(), durationMs: 0,
+                                   error: "stopped before it finished: another stage failed", failureKind: nil)
         } catch {
             outcome = StageOutcome(status: .failed, result: StageResult(), durationMs: 0, error: "\(error)", failureKind: .failed)
         }
         if outcome.status == .failed { await feed.ended(stage.id, failed: true) }
         await feed.readerEnded(stage.id)
-        let elapsed = ContinuousClock.now - started
-        outcome.durationMs = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
+        outcome.startedMs = Self.milliseconds(started - began)
+        outcome.durationMs = Self.milliseconds(ContinuousClock.now - started)
         var counts = outcome.result.counts
         for key in type(of: stage.stage).countKeys where counts[key] == nil { counts[key] = 0 }
         log.emit(.stageFinished(stage: stage.id, status: outcome.status, counts: counts, durationMs: outcome.durationMs, error: outcome.error))
         return outcome
+    }
+
+    static func milliseconds(_ duration: Duration) -> Int {
+        Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
     }
 }

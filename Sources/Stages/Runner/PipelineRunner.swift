@@ -137,7 +137,7 @@ public struct PipelineRunner: Sendable {
             var counts = result.result.counts
             for key in type(of: stage.stage).countKeys where counts[key] == nil { counts[key] = 0 }
             return RunReport.StageReport(
-                id: stage.id, type: stage.type, status: result.status, durationMs: result.durationMs, counts: counts,
+                id: stage.id, type: stage.type, status: result.status, startedMs: result.startedMs, durationMs: result.durationMs, counts: counts,
                 byObject: result.result.byObject, error: result.error.map(redactor.redact),
                 alwaysByObject: ["syncUp", "syncDown", "resync", "cleanGhosts"].contains(stage.type))
         }
@@ -206,4 +206,6 @@ struct StageOutcome: Sendable {
     var durationMs: Int
     var error: String?
     var failureKind: StageFailure.Kind?
+    /// Milliseconds from the run's start to the stage's.
+    var startedMs = 0
 }

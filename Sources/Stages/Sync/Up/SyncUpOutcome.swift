@@ -69,6 +69,23 @@ struct SyncUpError: Sendable, Equatable {
                                          "fields": .array(fields.map(JSONValue.string))])
     }
 
+    /// A Bulk result's `sf__Error`, `CODE:message:FIELD1,FIELD2 --`, whose message may itself
+    /// hold colons (`REQUIRED_FIELD_MISSING:Required fields are missing: [LastName]:LastName --`).
+    init(bulkError text: String) {
+        guard let colon = text.firstIndex(of: ":") else {
+            self.init(status: 400, code: text, message: text)
+            return
+        }
+        var message = String(text[text.index(after: colon)...])
+        var fields: [String] = []
+        if message.hasSuffix(" --"), let last = message.lastIndex(of: ":") {
+            fields = message[message.index(after: last)...].dropLast(3).split(separator: ",")
+                .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            message = String(message[..<last])
+        }
+        self.init(status: 400, code: String(text[..<colon]), message: message, fields: fields)
+    }
+
     var code: String { json["errorCode"]?.stringValue ?? json["statusCode"]?.stringValue ?? "HTTP_\(status)" }
     var message: String { json["message"]?.stringValue ?? "" }
     var fields: [String] { json["fields"]?.arrayValue?.compactMap(\.stringValue) ?? [] }

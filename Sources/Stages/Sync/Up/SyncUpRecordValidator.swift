@@ -1,10 +1,13 @@
 import Connectors
+import Foundation
 import JSON
+import SOQL
 import Soups
 
 /// Finds, from the org's describe, what a live run would have the org reject — unknown objects
 /// and fields, fields that cannot be written, values too long, values outside a restricted
-/// picklist, required fields missing from a create, parents that cannot be resolved — so a dry run
+/// picklist, numbers, dates and email addresses the org cannot read, required fields missing or
+/// empty on a create, parents that cannot be resolved — so a dry run
 /// reports them as `reject`.
 actor SyncUpRecordValidator {
     private let client: any OrgClient
@@ -52,6 +55,19 @@ actor SyncUpRecordValidator {
                                    message: "\(field["label"]?.stringValue ?? name): data value too large: \(text.count) characters, the limit is \(length)",
                                    fields: [name])
             }
+            let type = field["type"]?.stringValue ?? ""
+            let label = field["label"]?.stringValue ?? name
+            if ["int", "double", "currency", "percent"].contains(type), !text.isEmpty,
+               Double(text.trimmingCharacters(in: .whitespaces)) == nil {
+                return SyncUpError(status: 400, code: "INVALID_TYPE_ON_FIELD_IN_RECORD", message: "\(label): value not of required type: \(text)", fields: [name])
+            }
+            if type == "date", !text.isEmpty, SOQLDate(parsing: String(text.prefix(10))) == nil {
+                return SyncUpError(status: 400, code: "INVALID_TYPE_ON_FIELD_IN_RECORD", message: "\(label): value not of required type: \(text)", fields: [name])
+            }
+            // An address an org takes has one @, no spaces, and a dot in its domain.
+            if type == "email", !text.isEmpty, text.range(of: #"^[^@\s]+@[^@\s]+\.[^@\s]+$"#, options: .regularExpression) == nil {
+                return SyncUpError(status: 400, code: "INVALID_EMAIL_ADDRESS", message: "\(label): invalid email address: \(text)", fields: [name])
+            }
             if field["type"]?.stringValue == "picklist", field["restrictedPicklist"]?.boolValue == true {
                 let allowed = (field["picklistValues"]?.arrayValue ?? []).compactMap { $0["value"]?.stringValue }
                 if !allowed.contains(text) {
@@ -62,7 +78,9 @@ actor SyncUpRecordValidator {
         }
         if isCreate {
             let linked = operation.parentLink.map { [$0.field.lowercased()] } ?? []
-            let sent = Set(operation.fields.keys.map { $0.lowercased() } + linked + [operation.externalIdField?.lowercased() ?? ""])
+            // An empty text is no value: the org counts the field as missing.
+            let given = operation.fields.filter { !$0.value.isNull && $0.value != .string("") }.map { $0.key.lowercased() }
+            let sent = Set(given + linked + [operation.externalIdField?.lowercased() ?? ""])
             let missing = fields.values.filter { field in
                 field["createable"]?.boolValue == true && field["nillable"]?.boolValue == false
                     && field["defaultedOnCreate"]?.boolValue != true && field["type"]?.stringValue != "boolean"

@@ -427,10 +427,7 @@ struct SyncUpSender {
                 outcomes[operation.key] = .failed(SyncUpError(status: 0, code: "NOT_PROCESSED",
                     message: "Bulk job \(result.jobId) ended \(result.state) before processing this record\(result.errorMessage.map { ": \($0)" } ?? "")"))
             } else if let error = row.error {
-                let parts = error.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
-                let fields = parts.count > 2 ? parts[2].replacingOccurrences(of: " --", with: "").split(separator: ",").map {
-                    $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } : []
-                outcomes[operation.key] = .failed(SyncUpError(status: 400, code: parts[0], message: parts.count > 1 ? parts[1] : error, fields: fields))
+                outcomes[operation.key] = .failed(SyncUpError(bulkError: error))
             } else {
                 outcomes[operation.key] = .succeeded(id: row.id ?? operation.recordId)
             }
