@@ -1,7 +1,7 @@
 import Foundation
 
 /// `report.html`: one self-contained page (no script, no network) — status and what needs
-/// attention, records by object as stacked bars, a stage timeline, the failed records and rejected
+/// attention, records by object as stacked bars, the stages and their timeline, the failed records and rejected
 /// rows (first ``ReportDetails/limit`` of each file, linked to the full CSV), API requests by kind
 /// against the daily limit, and links to every file of the run.
 struct HTMLReport {
@@ -28,16 +28,16 @@ struct HTMLReport {
             <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
             <title>\(e(report.pipeline)) · \(e(report.runId)) · \(report.status.rawValue)</title>
             <style>
-            body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;max-width:1100px;padding:1.5em;color:#212121}
+            body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;max-width:1280px;padding:1.5em;color:#212121}
             h1{margin:.2em 0;font-size:1.6em}h1 small{font-weight:normal;color:#666;font-size:.6em}h2{margin-top:1.8em;border-bottom:1px solid #ddd;padding-bottom:.2em}
             table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #eee;padding:4px 8px;text-align:left;vertical-align:top}
-            th{background:#fafafa;font-weight:600}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
+            th{background:#fafafa;font-weight:600}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
             .badge{display:inline-block;padding:2px 10px;border-radius:10px;color:#fff;font-weight:600}
             .succeeded{background:#2e7d32}.partial{background:#f9a825}.failed{background:#c62828}.stopped,.skipped{background:#757575}
             .error{color:#c62828}.tiles{display:flex;flex-wrap:wrap;gap:12px;margin:1em 0}
             .tile{border:1px solid #ddd;border-radius:6px;padding:10px 16px;min-width:120px}.tile b{display:block;font-size:1.5em}
             .tile.bad b{color:#c62828}.bar{display:flex;height:18px;background:#f5f5f5;border-radius:3px;overflow:hidden;min-width:300px}
-            .bar span{display:block;height:100%}.track{position:relative;height:18px;background:#f5f5f5;min-width:300px}
+            .bar span{display:block;height:100%}.track{position:relative;height:18px;background:#f5f5f5;min-width:120px}
             .track span{position:absolute;top:0;height:100%;border-radius:2px}.legend span{display:inline-block;margin-right:14px}
             .legend i{display:inline-block;width:10px;height:10px;margin-right:4px;border-radius:2px}
             code{background:#f5f5f5;padding:0 3px}td.msg{max-width:420px;word-break:break-word}
@@ -103,22 +103,24 @@ struct HTMLReport {
     private func timeline() -> String {
         let report = summary.report
         let columns = ReportWriter.countColumns(report)
-        var html = "<h2>Stages</h2>\n<table><thead><tr><th>stage</th><th>type</th><th>status</th>"
-            + columns.map { "<th class=\"n\">\($0)</th>" }.joined() + "<th class=\"n\">time</th><th>timeline</th></tr></thead><tbody>\n"
+        var table = "<h2>Stages</h2>\n<div style=\"overflow-x:auto\"><table><thead><tr><th>stage</th><th>type</th><th>status</th>"
+            + columns.map { "<th class=\"n\">\($0)</th>" }.joined() + "<th class=\"n\">time</th></tr></thead><tbody>\n"
+        var bars = "<h2>Timeline</h2>\n<table><tbody>\n"
         for stage in report.stages {
+            table += "<tr><td style=\"white-space:nowrap\">\(e(stage.id))</td><td>\(e(stage.type))</td><td><span class=\"badge \(stage.status.rawValue)\">\(stage.status.rawValue)</span></td>"
+                + columns.map { "<td class=\"n\">\(stage.counts[$0].map(ReportSummary.number) ?? "")</td>" }.joined()
+                + "<td class=\"n\">\(ReportSummary.duration(stage.durationMs))</td></tr>\n"
+            if let error = stage.error {
+                table += "<tr><td></td><td colspan=\"\(columns.count + 3)\" class=\"error\">\(e(error))</td></tr>\n"
+            }
             let left = Double(stage.startedMs) * 100 / Double(summary.runMs)
             let width = max(0.5, Double(stage.durationMs) * 100 / Double(summary.runMs))
             let colour = stage.status == .failed ? "#c62828" : stage.status == .partial ? "#f9a825" : stage.status == .skipped ? "#bdbdbd" : "#1565c0"
-            let track = "<div class=\"track\"><span title=\"\(stage.startedMs) ms + \(stage.durationMs) ms\" "
-                + "style=\"left:\(String(format: "%.2f", left))%;width:\(String(format: "%.2f", min(width, 100 - left)))%;background:\(colour)\"></span></div>"
-            html += "<tr><td>\(e(stage.id))</td><td>\(e(stage.type))</td><td><span class=\"badge \(stage.status.rawValue)\">\(stage.status.rawValue)</span></td>"
-                + columns.map { "<td class=\"n\">\(stage.counts[$0].map(ReportSummary.number) ?? "")</td>" }.joined()
-                + "<td class=\"n\">\(ReportSummary.duration(stage.durationMs))</td><td style=\"width:30%\">\(track)</td></tr>\n"
-            if let error = stage.error {
-                html += "<tr><td></td><td colspan=\"\(columns.count + 4)\" class=\"error\">\(e(error))</td></tr>\n"
-            }
+            bars += "<tr><td style=\"white-space:nowrap;width:1%\">\(e(stage.id))</td><td><div class=\"track\"><span title=\"starts at \(stage.startedMs) ms, runs \(stage.durationMs) ms\" "
+                + "style=\"left:\(String(format: "%.2f", left))%;width:\(String(format: "%.2f", min(width, 100 - left)))%;background:\(colour)\"></span></div></td>"
+                + "<td class=\"n\" style=\"width:1%\">\(ReportSummary.duration(stage.startedMs)) + \(ReportSummary.duration(stage.durationMs))</td></tr>\n"
         }
-        return html + "</tbody></table>\n"
+        return table + "</tbody></table></div>\n" + bars + "</tbody></table>\n"
     }
 
     private func failures() -> String {
