@@ -99,6 +99,23 @@ import Testing
         return (path, store)
     }
 
+    @Test func soupsRunsSmartSQLAndDiscardNeedsAChoice() throws {
+        let demo = try Self.demoCopy()
+        #expect(try Self.pipeline(["run", demo.pipeline, "--quiet"]).exitCode == 0)
+        let count = try Self.pipeline(["soups", demo.store, "--query", "SELECT COUNT(*), MAX({AccountSoup:Name}) FROM {AccountSoup}"])
+        #expect(count.exitCode == 0, "\(count.stderr)")
+        #expect(count.stdout == "[0,null]\n")
+        let unknown = try Self.pipeline(["soups", demo.store, "--query", "SELECT {Nope:Name} FROM {Nope}"])
+        #expect(unknown.exitCode == 2)
+        #expect(unknown.stderr.contains("no soup named \"Nope\""))
+        let write = try Self.pipeline(["soups", demo.store, "--query", "DELETE FROM {AccountSoup}"])
+        #expect(write.exitCode == 2 && write.stderr.contains("only SELECT"))
+        let discard = try Self.pipeline(["discard", demo.store, "AccountSoup"])
+        #expect(discard.exitCode == 2 && discard.stderr.contains("--failed, --entry ID, or both"))
+        let nothing = try Self.pipeline(["discard", demo.store, "AccountSoup", "--failed"])
+        #expect(nothing.exitCode == 0 && nothing.stderr.contains("nothing to discard"))
+    }
+
     @Test func validatePrintsEveryErrorAndExitsTwo() throws {
         let directory = try Self.temporaryDirectory()
         let file = directory + "/broken.json"

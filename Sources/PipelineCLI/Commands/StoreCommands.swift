@@ -23,8 +23,13 @@ private func readingStore(_ path: String, _ body: (SoupStore) async throws -> Vo
 struct SoupsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "soups",
-        abstract: "List a store's soups with their entry counts, or print one soup's entries.",
-        discussion: "With --json, one JSON object per line: a soup summary, or an entry as stored (with _soupEntryId and _soupLastModifiedDate).")
+        abstract: "List a store's soups with their entry counts, print one soup's entries, or run a Smart SQL query.",
+        discussion: """
+            With --json, one JSON object per line: a soup summary, or an entry as stored (with _soupEntryId and _soupLastModifiedDate).
+            --query runs SmartStore's Smart SQL, read-only: {Soup:path} is an indexed field (or any path, through json_extract),
+            {Soup:_soup} the whole entry, {Soup} the soup's table; one JSON array per row.
+            Example: pipeline soups .pipeline/crm.sqlite --query "SELECT {Accounts:Name}, COUNT(*) FROM {Accounts}, {Contacts} WHERE {Contacts:AccountId} = {Accounts:Id} GROUP BY {Accounts:Name}"
+            """)
 
     @Argument(help: "The store's SQLite file.")
     var store: String
@@ -41,8 +46,15 @@ struct SoupsCommand: AsyncParsableCommand {
     @Flag(help: "One JSON object per line.")
     var json = false
 
+    @Option(help: "A Smart SQL query to run (read-only); prints one JSON array per row.")
+    var query: String?
+
     func run() async throws {
         try await readingStore(store) { soupStore in
+            if let query {
+                guard soup == nil else { throw CLIError(exitCode: 2, message: "--query names its soups itself ({Soup:path}); give no SOUP argument") }
+                return try await smartQuery(query, soupStore)
+            }
             guard let soup else { return try await listSoups(soupStore) }
             guard try await soupStore.hasSoup(named: soup) else {
                 let names = try await soupStore.soupSpecs().map(\.name)
@@ -60,6 +72,21 @@ struct SoupsCommand: AsyncParsableCommand {
                     Console.output(JSONValue.object(entry).jsonString)
                 }
             }
+        }
+    }
+
+    private func smartQuery(_ sql: String, _ soupStore: SoupStore) async throws {
+        var page = 0
+        while true {
+            let rows: [[JSONValue]]
+            do {
+                rows = try await soupStore.smartQuery(sql, pageSize: 1000, page: page)
+            } catch {
+                throw CLIError(exitCode: 2, message: "--query: \(error)")
+            }
+            for row in rows { Console.output(JSONValue.array(row).jsonString) }
+            guard rows.count == 1000 else { return }
+            page += 1
         }
     }
 
