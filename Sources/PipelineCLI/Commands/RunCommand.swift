@@ -46,7 +46,9 @@ struct RunCommand: AsyncParsableCommand {
             defer { signals.cancel() }
             // A pipeline that says `"dryRun": true` only ever plans.
             let dryRun = dryRun || pipeline.dryRun
-            let connections = OrgConnections(dryRun: dryRun, allowProduction: allowProduction)
+            let selected = only.isEmpty ? pipeline.stages : pipeline.stages.filter { only.contains($0.id) }
+            let connections = OrgConnections(dryRun: dryRun, allowProduction: allowProduction,
+                                             writes: selected.contains { type(of: $0.stage).writesToOrg })
             let runner = PipelineRunner(
                 pipeline: pipeline, options: RunOptions(dryRun: dryRun, only: only, reportDirectory: reportDir),
                 observer: ConsoleObserver(format: format, quiet: quiet), orgConnector: connections.connector, control: control)

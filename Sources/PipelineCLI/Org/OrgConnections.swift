@@ -6,15 +6,20 @@ import Synchronization
 
 /// Connects a run to its org when a stage first needs it: the embedded emulator for
 /// `"org": {"emulator": {…}}` (in-process, on a free loopback port), or a ``SalesforceClient`` for a
-/// real org. Refuses to write to a production org unless `--allow-production`.
+/// real org. A run that writes (a sync up) is refused on a production org unless
+/// `--allow-production`; a dry run of it is refused the same way, so it predicts the refusal
+/// (`--dry-run --allow-production` plans against production, writing nothing). A read-only run
+/// (extracts, sync downs) may read any org.
 final class OrgConnections: Sendable {
     private let dryRun: Bool
     private let allowProduction: Bool
+    private let writes: Bool
     private let opened = Mutex<[(client: SalesforceClient, server: RunningOrgEmulator?)]>([])
 
-    init(dryRun: Bool, allowProduction: Bool) {
+    init(dryRun: Bool, allowProduction: Bool, writes: Bool) {
         self.dryRun = dryRun
         self.allowProduction = allowProduction
+        self.writes = writes
     }
 
     /// The connector to give the runner.
@@ -65,9 +70,10 @@ final class OrgConnections: Sendable {
         } catch {
             throw StageFailure(.invalidInput, "org: \(error)")
         }
-        if !dryRun && !allowProduction, try await !client.isSandbox() {
+        if writes && !allowProduction, try await !client.isSandbox() {
             throw StageFailure(.invalidInput,
-                               "org: \(try await client.instanceURL) is a production org (Organization.IsSandbox is false); writes are refused unless you pass --allow-production")
+                               "org: \(try await client.instanceURL) is a production org (Organization.IsSandbox is false); writes are refused unless you pass --allow-production"
+                               + (dryRun ? " (this dry run plans writes, so a live run would be refused; add --allow-production to plan it anyway — a dry run writes nothing)" : ""))
         }
         return client
     }

@@ -125,9 +125,20 @@ public struct PipelineRunner: Sendable {
         let executor = GraphExecutor(
             stages: selected, runId: runId, pipeline: pipeline, store: store, dryRun: options.dryRun, log: log,
             orgSession: orgSession, reportDirectory: reportDirectory, control: control)
-        let execution = Task { await executor.run() }
-        control.whenStopped { execution.cancel() }
-        let results = await execution.value
+        let results: [String: StageOutcome]
+        if let (writer, refusal) = await Self.orgRefusal(selected, orgSession: orgSession, hasOrg: pipeline.org != nil) {
+            // Refused before any stage ran (a production org, bad credentials): nothing changed.
+            var refused = Dictionary(uniqueKeysWithValues: selected.map {
+                ($0.id, StageOutcome(status: .skipped, result: StageResult(), durationMs: 0, error: nil, failureKind: nil))
+            })
+            refused[writer] = StageOutcome(status: .failed, result: StageResult(), durationMs: 0, error: refusal.message, failureKind: refusal.kind)
+            log.emit(.stageFinished(stage: writer, status: .failed, counts: [:], durationMs: 0, error: refusal.message))
+            results = refused
+        } else {
+            let execution = Task { await executor.run() }
+            control.whenStopped { execution.cancel() }
+            results = await execution.value
+        }
 
         var report = RunReport(
             pipeline: pipeline.name, runId: runId, dryRun: options.dryRun, status: .succeeded, exitCode: 0,
@@ -166,6 +177,21 @@ public struct PipelineRunner: Sendable {
             id: runId, pipeline: pipeline.name, status: report.status.rawValue, exitCode: Int(report.exitCode),
             startedAt: report.startedAt, finishedAt: report.finishedAt, reportDir: reportDirectory, record: report.json))
         return RunOutcome(report: report)
+    }
+
+    /// Connects before any stage starts when a stage will write to the org, so a refusal (a
+    /// production org without `--allow-production`, credentials the org rejects) comes before
+    /// local stages change the store: the first writing stage and why, or `nil`.
+    static func orgRefusal(_ stages: [StageDefinition], orgSession: OrgSession, hasOrg: Bool) async -> (String, StageFailure)? {
+        guard hasOrg, let writer = stages.first(where: { type(of: $0.stage).writesToOrg }) else { return nil }
+        do {
+            _ = try await orgSession.client()
+            return nil
+        } catch let failure as StageFailure {
+            return (writer.id, failure)
+        } catch {
+            return (writer.id, StageFailure(.invalidInput, "org: \(error)"))
+        }
     }
 
     /// Registers the soups, creates the syncs that do not exist yet, and marks syncs a dead run left

@@ -10,12 +10,20 @@ public protocol Stage: Sendable {
     /// The count keys this stage reports, zeros included (see ``StageCounts``).
     static var countKeys: [String] { get }
 
+    /// Whether the stage writes to the org (a sync up). A run with such a stage is checked
+    /// against the production guard before any stage starts. Default `false`.
+    static var writesToOrg: Bool { get }
+
     /// Reads the stage's settings. Report problems through `settings` (they are collected with the
     /// rest of the pipeline's); throw only when the stage cannot be described at all.
     init(settings: StageSettings) throws
 
     /// Runs the stage and returns what it did, record by record.
     func run(in context: StageContext) async throws -> StageResult
+}
+
+extension Stage {
+    public static var writesToOrg: Bool { false }
 }
 
 /// Names of the per-record outcome counts used in reports.

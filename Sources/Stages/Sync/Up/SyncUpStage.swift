@@ -11,6 +11,7 @@ import Soups
 /// the org's daily API budget runs out.
 public struct SyncUpStage: Stage {
     public static let typeName = "syncUp"
+    public static let writesToOrg = true
     public static let countKeys = [StageCounts.created, StageCounts.updated, StageCounts.deleted, StageCounts.conflicts,
                                    StageCounts.failed, StageCounts.uncertain, StageCounts.rejected]
 
