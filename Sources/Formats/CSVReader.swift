@@ -66,11 +66,16 @@ public struct CSVReader: Sequence {
         let encoding: Encoding
         var buffer: [UInt8] = []
         var position = 0
+        /// Bytes of the chunks read before the one in `buffer`.
+        var consumedBefore = 0
         var atEnd = false
         var line = 1
         var first = true
         /// Set when reading the file failed part-way; iteration has then ended.
         public private(set) var readError: String?
+
+        /// Bytes of the source read into rows so far (to measure progress against its size).
+        public var bytesRead: Int { consumedBefore + position }
 
         init(source: Source, delimiter: UInt8, encoding: Encoding) {
             self.source = source
@@ -100,6 +105,7 @@ public struct CSVReader: Sequence {
                     atEnd = true
                     return nil
                 }
+                consumedBefore += buffer.count
                 buffer = chunk
                 position = 0
                 if first {

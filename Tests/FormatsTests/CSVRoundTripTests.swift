@@ -1,3 +1,4 @@
+import Foundation
 import Formats
 import JSON
 import Testing
@@ -41,5 +42,27 @@ import Testing
         #expect(SalesforceId.normalize(String(id.prefix(15)) + "ZZZ") == nil, "a wrong checksum is refused")
         #expect(SalesforceId.normalize("not an id") == nil)
         #expect(SalesforceId.key(nil) == "")
+    }
+}
+
+/// `bytesRead`: how far into its source a reader is, for progress against the file's size.
+@Suite struct CSVProgressTests {
+    @Test func bytesReadReachesTheSourceSize() throws {
+        // Long enough for several 64 KiB chunks, with a byte order mark and multi-byte text.
+        var text = "\u{FEFF}Name,Note\r\n"
+        for index in 0..<20_000 { text += "Row \(index),\"Grüße, \"\"quoted\"\"\"\r\n" }
+        let path = NSTemporaryDirectory() + "progress-\(UUID().uuidString).csv"
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var rows = try CSVReader(path: path).makeIterator()
+        var last = 0
+        var count = 0
+        while let row = rows.next() {
+            if case .fields = row { count += 1 }
+            #expect(rows.bytesRead >= last, "never goes back")
+            last = rows.bytesRead
+        }
+        #expect(count == 20_001)
+        #expect(rows.bytesRead == text.utf8.count)
     }
 }

@@ -37,6 +37,17 @@ final class ConsoleObserver: RunObserver {
             barShown.withLock { $0 = true }
             return
         }
+        if terminal, case .work(let stage, let done, let total, let unit, let rate) = event {
+            var line = "[\(stage)] "
+            if let total, total > 0 {
+                let width = 30
+                let filled = Int(max(0, min(Int64(width), done * Int64(width) / total)))
+                line += String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled) + " "
+            }
+            Console.errorRaw("\r\u{1B}[2K" + line + RunEvent.describeWork(done: done, total: total, unit: unit, rate: rate))
+            barShown.withLock { $0 = true }
+            return
+        }
         let clear = barShown.withLock { shown in
             defer { shown = false }
             return shown

@@ -81,6 +81,8 @@ public struct ExtractCSVStage: Stage {
         var rejects = RejectsWriter(directory: context.reportDirectory, stageId: context.stageId)
         var batch: [JSONValue] = []
         let object = sobjectType ?? "records"
+        let size = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? NSNumber)?.int64Value
+        let meter = context.progress.meter(unit: "bytes", total: size)
         while let row = rows.next() {
             switch row {
             case .malformed(let reason, let line, let raw):
@@ -101,6 +103,7 @@ public struct ExtractCSVStage: Stage {
             if batch.count >= 5000 {
                 try await context.emit(batch)
                 batch.removeAll(keepingCapacity: true)
+                meter.advance(to: Int64(rows.bytesRead))
                 if context.shouldStop { break }
             }
         }

@@ -92,12 +92,16 @@ public struct ExtractXMLStage: Stage {
             stop.set()
             slots.signal()
         }
+        let meter = context.progress.meter(unit: "records")
+        var read: Int64 = 0
         for await item in batches {
             slots.signal()
             switch item {
             case .success(let batch):
                 try await context.emit(batch)
                 result.add(StageCounts.read, batch.count, object: object)
+                read += Int64(batch.count)
+                meter.advance(to: read)
                 if context.shouldStop { return result }
             case .failure(let error):
                 throw StageFailure(.invalidInput, "\(file): \(error.description)")

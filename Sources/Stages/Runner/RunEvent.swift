@@ -9,6 +9,9 @@ public enum RunEvent: Sendable {
     case stageStarted(stage: String, type: String)
     /// Mobile Sync sync-state progress: RUNNING 0 with totalSize -1 first, then per batch, then DONE 100 or FAILED.
     case progress(stage: String, sync: String?, status: String, progress: Int, totalSize: Int)
+    /// How far a stage that is not a sync has come: `done` of `total` (unknown while its input
+    /// still grows) `unit`s (`bytes` of a file, `records`), at `rate` per second.
+    case work(stage: String, done: Int64, total: Int64?, unit: String, rate: Double)
     case log(level: LogLevel, stage: String?, message: String)
     case stageFinished(stage: String, status: StageStatus, counts: [String: Int], durationMs: Int, error: String?)
     case runFinished(status: RunStatus, exitCode: Int32, reportDir: String)
@@ -27,7 +30,7 @@ public enum RunEvent: Sendable {
         switch self {
         case .runStarted: return "runStarted"
         case .stageStarted: return "stageStarted"
-        case .progress: return "progress"
+        case .progress, .work: return "progress"
         case .log: return "log"
         case .stageFinished: return "stageFinished"
         case .runFinished: return "runFinished"
@@ -61,6 +64,17 @@ public enum RunEvent: Sendable {
             object["status"] = .string(status)
             object["progress"] = .integer(Int64(progress))
             object["totalSize"] = .integer(Int64(totalSize))
+        case .work(let stage, let done, let total, let unit, let rate):
+            // The sync-state keys as for a sync (`totalSize` -1 while unknown), and the work's own.
+            object["stage"] = .string(stage)
+            object["sync"] = .null
+            object["status"] = "RUNNING"
+            object["progress"] = .integer(total.map { $0 > 0 ? min(100, done * 100 / $0) : 0 } ?? 0)
+            object["totalSize"] = .integer(total ?? -1)
+            object["done"] = .integer(done)
+            object["unit"] = .string(unit)
+            object["ratePerSecond"] = .integer(Int64(rate.rounded()))
+            if let seconds = Self.eta(done: done, total: total, rate: rate) { object["etaSeconds"] = .integer(Int64(seconds)) }
         case .log(_, let stage, let message):
             if let stage { object["stage"] = .string(stage) }
             object["message"] = .string(message)
@@ -86,6 +100,8 @@ public enum RunEvent: Sendable {
         case .stageStarted(let stage, let type): return "[\(stage)] started (\(type))"
         case .progress(let stage, let sync, let status, let progress, let totalSize):
             return "[\(stage)] \(sync.map { "\($0) " } ?? "")\(status) \(progress)%" + (totalSize >= 0 ? " of \(totalSize)" : "")
+        case .work(let stage, let done, let total, let unit, let rate):
+            return "[\(stage)] " + Self.describeWork(done: done, total: total, unit: unit, rate: rate)
         case .log(let level, let stage, let message):
             return "\(stage.map { "[\($0)] " } ?? "")\(level == .info ? "" : level.rawValue + ": ")\(message)"
         case .stageFinished(let stage, let status, let counts, let durationMs, let error):
@@ -94,6 +110,51 @@ public enum RunEvent: Sendable {
         case .runFinished(let status, let exitCode, let reportDir):
             return "run \(status.rawValue) (exit \(exitCode)); report in \(reportDir)"
         }
+    }
+}
+
+extension RunEvent {
+    /// Seconds left at `rate`, when the total is known.
+    static func eta(done: Int64, total: Int64?, rate: Double) -> Int? {
+        guard let total, rate > 0, total >= done else { return nil }
+        return Int((Double(total - done) / rate).rounded(.up))
+    }
+
+    /// `43% · 5.2 MB of 12.1 MB · 4.1 MB/s · 2 s left`, or `12,000 records · 8,000 records/s`.
+    public static func describeWork(done: Int64, total: Int64?, unit: String, rate: Double) -> String {
+        func amount(_ value: Int64) -> String {
+            guard unit == "bytes" else { return grouped(value) + " " + unit }
+            let units = ["B", "KB", "MB", "GB", "TB"]
+            var size = Double(value)
+            var index = 0
+            while size >= 1000 && index < units.count - 1 {
+                size /= 1000
+                index += 1
+            }
+            return index == 0 ? "\(value) B" : String(format: "%.1f %@", size, units[index])
+        }
+        var parts: [String] = []
+        if let total, total > 0 {
+            parts.append("\(min(100, done * 100 / total))%")
+            parts.append("\(amount(done)) of \(amount(total))")
+        } else {
+            parts.append(amount(done))
+        }
+        if rate > 0 { parts.append("\(amount(Int64(rate.rounded())))/s") }
+        if let seconds = eta(done: done, total: total, rate: rate) {
+            parts.append(seconds < 60 ? "\(seconds) s left" : "\(seconds / 60) min \(seconds % 60) s left")
+        }
+        return parts.joined(separator: " · ")
+    }
+
+    static func grouped(_ value: Int64) -> String {
+        let digits = String(value)
+        var text = ""
+        for (index, character) in digits.enumerated() {
+            if index > 0 && (digits.count - index) % 3 == 0 { text.append(",") }
+            text.append(character)
+        }
+        return text
     }
 }
 

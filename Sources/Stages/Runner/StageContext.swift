@@ -58,6 +58,11 @@ public struct ProgressReporter: Sendable {
     public func update(sync: String? = nil, status: String, progress: Int, totalSize: Int) {
         emit(.progress(stage: stage, sync: sync, status: status, progress: progress, totalSize: totalSize))
     }
+
+    /// A meter for a stage's work in `unit`s (`bytes` of a file, `records`), of `total` if known.
+    public func meter(unit: String, total: Int64? = nil) -> ProgressMeter {
+        ProgressMeter(stage: stage, unit: unit, total: total, emit: emit)
+    }
 }
 
 /// The run's single, lazily opened org connection.
