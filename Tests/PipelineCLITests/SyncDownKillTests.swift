@@ -37,8 +37,12 @@ import Testing
         #expect(state["status"] == "STOPPED", "the dead run's sync shows STOPPED: \(shown.stdout)")
         #expect((state["maxTimeStamp"]?.integerValue ?? -1) > 0, "the pages stored before the kill moved maxTimeStamp")
 
+        let runs = try PipelineCLITests.pipeline(["runs", store])
+        #expect(runs.stdout.contains(" killed "), "the killed run is listed: \(runs.stdout)")
+
         let again = try PipelineCLITests.pipeline(["run", directory + "/pipeline.json"])
         #expect(again.exitCode == 0, "\(again.stdout)\(again.stderr)")
+        #expect(again.stderr.contains("never finished (its process died); it is recorded as killed"))
         #expect(again.stderr.contains("RUNNING when its process died") || again.stdout.contains("RUNNING when its process died"))
         let entries = try await SoupStore.openForReading(path: store).entries(in: "Accounts", limit: 10_000)
         #expect(entries.count == count, "every record stored, none twice")

@@ -177,4 +177,17 @@ import Testing
             #"syncs[0].syncType: must be "syncDown" or "syncUp""#,
         ])
     }
+
+    /// A target's key under `options` would be ignored — an external id upsert silently becoming
+    /// a create that then fails on DUPLICATE_VALUE: an error at its place.
+    @Test func aTargetKeyUnderOptionsIsAnError() throws {
+        let directory = try makeTemporaryDirectory()
+        let errors = loadErrors(#"""
+            { "soups": [ { "soupName": "S", "indexes": [ { "path": "Id", "type": "string" } ] } ],
+              "syncs": [ { "syncName": "up", "syncType": "syncUp", "soupName": "S", "target": { "createFieldlist": ["Name"] },
+                           "options": { "mergeMode": "OVERWRITE", "externalIdFieldName": "External_Id__c" } } ],
+              "stages": [] }
+            """#, in: directory)
+        #expect(errors == ["syncs[0].options.externalIdFieldName: belongs in the sync's target, not its options (options hold mergeMode and fieldlist); here it would be ignored"])
+    }
 }

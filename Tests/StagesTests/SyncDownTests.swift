@@ -150,6 +150,30 @@ import Testing
         #expect(accounts.first { $0["Id"]?.stringValue == childChanged }?["Industry"] == "Technology")
     }
 
+    /// The pipeline's syncs are the source of truth: a changed query reaches the stored sync (and
+    /// its next resync fetches everything the new query selects), an unchanged file changes nothing.
+    @Test func aSyncRedefinedInTheFileIsRedefinedInTheStore() async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        func syncs(_ filter: String) -> String {
+            #"[ { "syncName": "some", "syncType": "syncDown", "soupName": "Accounts", "target": { "type": "soql", "query": "SELECT Name FROM Account WHERE Name LIKE '\#(filter)'" }, "options": { "mergeMode": "OVERWRITE" } } ]"#
+        }
+        _ = try await bench.client.createRecords(["Q1", "Q2", "W1"].map { ["attributes": ["type": "Account"], "Name": .string($0)] })
+        let stages = #"[ { "id": "down", "type": "resync", "sync": "some" } ]"#
+        let first = try await bench.run(try bench.pipeline(syncs: syncs("Q%"), stages: stages))
+        #expect(first.report.stages[0].counts["created"] == 2)
+        let before = bench.observer.events.count
+        let same = try await bench.run(try bench.pipeline(syncs: syncs("Q%"), stages: stages))
+        #expect(same.report.stages[0].counts["created"] == 0)
+        #expect(!bench.observer.events[before...].contains { $0.text.contains("changed in the pipeline's syncs") }, "unchanged: no redefinition")
+        let widened = try await bench.run(try bench.pipeline(syncs: syncs("%1"), stages: stages))
+        #expect(widened.report.stages[0].counts["created"] == 1, "W1, older than the last sync, is fetched: the new query starts over")
+        #expect(bench.observer.events.contains { $0.text.contains("sync some: its target changed") && $0.text.contains("maxTimeStamp reset") })
+        let store = try SoupStore.openForReading(path: try bench.pipeline(syncs: syncs("%1"), stages: stages).store)
+        defer { try? store.close() }
+        #expect(try await store.sync(named: "some").target["query"]?.stringValue?.hasSuffix("LIKE '%1'") == true)
+    }
+
     @Test func aStoppedSyncResumesWhereItStopped() async throws {
         let bench = try await SyncHarness()
         defer { Task { await bench.close() } }

@@ -161,7 +161,15 @@ struct RunsCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await readingStore(store) { soupStore in
-            let runs = try await soupStore.runs()
+            // With no run holding the store, a run still recorded as running died unfinished.
+            let runActive = (try? StoreLock(storePath: store)).map { lock in lock.release(); return false } ?? true
+            let runs = try await soupStore.runs().map { run in
+                guard !runActive, run.status == "running" else { return run }
+                var dead = run
+                dead.status = "killed"
+                if case .object(var record) = dead.record { record["status"] = "killed"; dead.record = .object(record) }
+                return dead
+            }
             if json {
                 for run in runs { Console.output(run.record.jsonString) }
                 return

@@ -37,6 +37,18 @@ extension SoupStore {
         }
     }
 
+    /// Marks runs still recorded as `running` as `killed`: called with the store's lock held, when
+    /// no run can be running, so these are runs whose process died (a SIGKILL, a crash, a reboot).
+    /// Returns their ids.
+    @discardableResult
+    public func markDeadRunsKilled() async throws -> [String] {
+        try await pool.write { db in
+            let ids = try String.fetchAll(db, sql: "SELECT id FROM runs WHERE status = 'running' ORDER BY startedAt")
+            try db.execute(sql: "UPDATE runs SET status = 'killed' WHERE status = 'running'")
+            return ids
+        }
+    }
+
     /// Every run, oldest first.
     public func runs() async throws -> [StoredRun] {
         try await pool.read { db in

@@ -26,6 +26,32 @@ extension SoupStore {
         }
     }
 
+    /// What ``redefineSync(_:)`` changed.
+    public enum Redefinition: Sendable, Equatable {
+        case unchanged
+        /// Options only (merge mode, field list): the sync's state is kept.
+        case options
+        /// The target changed: a sync down's `maxTimeStamp` is reset, so its next run fetches
+        /// everything the new target selects (an incremental one would skip older records).
+        case target
+    }
+
+    /// Gives an existing sync the target and options of `sync` (the pipeline file is the source
+    /// of truth; Mobile SDK only ever creates a configured sync once), keeping its state.
+    public func redefineSync(_ sync: SyncState) async throws -> Redefinition {
+        try await pool.write { db in
+            guard let existing = try Self.sync(named: sync.name, db) else { return .unchanged }
+            let targetChanged = existing.target != sync.target
+            guard targetChanged || existing.options != sync.options else { return .unchanged }
+            try db.execute(sql: "UPDATE syncs SET target = ?, options = ? WHERE id = ?",
+                           arguments: [JSONValue.object(sync.target).jsonString, JSONValue.object(sync.options).jsonString, existing.id])
+            if targetChanged && existing.type == .syncDown {
+                try db.execute(sql: "UPDATE syncs SET maxTimeStamp = -1 WHERE id = ?", arguments: [existing.id])
+            }
+            return targetChanged ? .target : .options
+        }
+    }
+
     /// The sync of that name; throws ``SoupStoreError/unknownSync(_:)`` when there is none.
     public func sync(named name: String) async throws -> SyncState {
         try await pool.read { db in

@@ -142,7 +142,15 @@ struct MobileSDKConfigDecoder {
             checkTarget(target, type: type, path: "\(syncPath).target", soups: soups)
             let options = sync["options"]?.objectValue ?? JSONObject()
             if sync["options"] != nil && sync["options"]?.objectValue == nil { error("\(syncPath).options", "must be an object") }
-            warnUnknownKeys(options, known: ["mergeMode", "fieldlist"], path: "\(syncPath).options")
+            // A target's key written under options would be ignored and change what the sync
+            // does (an upsert by external id becoming a plain create): an error, not a warning.
+            let targetKeys: Set<String> = ["externalIdFieldName", "idFieldName", "modificationDateFieldName", "createFieldlist",
+                                           "updateFieldlist", "parentCreateFieldlist", "parentUpdateFieldlist", "childrenCreateFieldlist",
+                                           "childrenUpdateFieldlist", "query", "soql", "parent", "children", "relationshipType", "sobjectType"]
+            for key in options.keys.sorted() where targetKeys.contains(key) {
+                error("\(syncPath).options.\(key)", "belongs in the sync's target, not its options (options hold mergeMode and fieldlist); here it would be ignored")
+            }
+            warnUnknownKeys(options, known: targetKeys.union(["mergeMode", "fieldlist"]), path: "\(syncPath).options")
             if let mode = options["mergeMode"], !["OVERWRITE", "LEAVE_IF_CHANGED"].contains(mode.stringValue ?? "") {
                 error("\(syncPath).options.mergeMode", "must be \"OVERWRITE\" or \"LEAVE_IF_CHANGED\", not \(mode.jsonString)")
             }

@@ -121,6 +121,15 @@ public struct PipelineRunner: Sendable {
         }
 
         log.emit(.runStarted(runId: runId, pipeline: pipeline.name, dryRun: options.dryRun))
+        // Recorded now, so a run that is killed still shows in `pipeline runs` (as killed, once the
+        // next run finds it never finished).
+        if !options.dryRun {
+            try? await store.saveRun(StoredRun(
+                id: runId, pipeline: pipeline.name, status: "running", exitCode: nil, startedAt: Timestamp.iso8601(startDate),
+                finishedAt: nil, reportDir: reportDirectory,
+                record: ["pipeline": .string(pipeline.name), "runId": .string(runId), "status": "running",
+                         "startedAt": .string(Timestamp.iso8601(startDate)), "reportDir": .string(reportDirectory), "stages": []]))
+        }
         let orgSession = OrgSession(configuration: pipeline.org, connector: orgConnector)
         let executor = GraphExecutor(
             stages: selected, runId: runId, pipeline: pipeline, store: store, dryRun: options.dryRun, log: log,
@@ -194,11 +203,24 @@ public struct PipelineRunner: Sendable {
         }
     }
 
-    /// Registers the soups, creates the syncs that do not exist yet, and marks syncs a dead run left
-    /// RUNNING as STOPPED.
+    /// Registers the soups, creates the syncs that do not exist yet (and gives existing ones the
+    /// target and options the file now declares), and marks syncs a dead run left RUNNING as STOPPED.
     private func prepare(_ store: SoupStore, log: RunLog) async throws {
         for soup in pipeline.soups { try await store.registerSoup(soup) }
-        for sync in pipeline.syncs { try await store.createSync(sync.initialState) }
+        for sync in pipeline.syncs {
+            try await store.createSync(sync.initialState)
+            switch try await store.redefineSync(sync.initialState) {
+            case .unchanged: break
+            case .options:
+                log.emit(.log(level: .info, stage: nil, message: "sync \(sync.name): its options changed in the pipeline's syncs; the stored sync now has them"))
+            case .target:
+                log.emit(.log(level: .warning, stage: nil, message: "sync \(sync.name): its target changed in the pipeline's syncs; the stored sync now has it"
+                              + (sync.initialState.type == .syncDown ? ", and its next sync down fetches everything (maxTimeStamp reset)" : "")))
+            }
+        }
+        for id in try await store.markDeadRunsKilled() {
+            log.emit(.log(level: .warning, stage: nil, message: "run \(id) never finished (its process died); it is recorded as killed"))
+        }
         let stopped = try await store.stopOrphanedSyncs(at: Timestamp.milliseconds(Date()))
         for name in stopped {
             log.emit(.log(level: .warning, stage: nil, message: "sync \(name) was RUNNING when its process died; it is now STOPPED and resumes on its next run"))
