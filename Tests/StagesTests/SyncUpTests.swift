@@ -113,11 +113,15 @@ import Testing
             [ { "syncName": "up", "syncType": "syncUp", "soupName": "Accounts", "target": {}, "options": { "fieldlist": ["Name", "Industry", "NumberOfEmployees"] } } ]
             """, stages: #"[ { "id": "up", "type": "syncUp", "sync": "up" } ]"#)
         let existing = try await bench.serverRecord("Account", ["Name": "Existing"])
+        // A case restricts its account's delete: the org would answer DELETE_FAILED.
+        let withCase = try await bench.serverRecord("Account", ["Name": "Has a case"])
+        _ = try await bench.serverRecord("Case", ["Subject": "Open", "AccountId": withCase["Id"]!])
         try await bench.put([
             SyncHarness.local("Account", "local_1", ["Name": "Fine"]),
             SyncHarness.local("Account", "local_2", ["Industry": "Banking"]),
             SyncHarness.local("Account", "local_3", ["Name": .string(String(repeating: "y", count: 256))]),
             SyncHarness.flagged(existing, SyncField.locallyUpdated, ["Name": "Renamed"]),
+            SyncHarness.flagged(withCase, SyncField.locallyDeleted),
         ], into: "Accounts", pipeline)
         let before = try Data(contentsOf: URL(fileURLWithPath: pipeline.store))
         let writesBefore = try await bench.query("SELECT COUNT() FROM Account").count
@@ -125,7 +129,7 @@ import Testing
         #expect(outcome.exitCode == 3)
         #expect(outcome.report.stages[0].counts["created"] == 1)
         #expect(outcome.report.stages[0].counts["updated"] == 1)
-        #expect(outcome.report.stages[0].counts["rejected"] == 2)
+        #expect(outcome.report.stages[0].counts["rejected"] == 3)
         #expect(try Data(contentsOf: URL(fileURLWithPath: pipeline.store)) == before, "the real store is untouched")
         #expect(try await bench.query("SELECT Id FROM Account WHERE Name = 'Fine'").isEmpty, "nothing was written")
         #expect(try await bench.query("SELECT COUNT() FROM Account").count == writesBefore)
@@ -136,6 +140,7 @@ import Testing
         #expect(lines.contains { $0.hasPrefix("up,reject,2,local_2,,REQUIRED_FIELD_MISSING,") })
         #expect(lines.contains { $0.hasPrefix("up,reject,3,local_3,,STRING_TOO_LONG,") })
         #expect(lines.contains { $0.hasPrefix("up,update,4,,\(existing["Id"]!.stringValue!),,,Renamed") })
+        #expect(lines.contains { $0.hasPrefix("up,reject,5,,\(withCase["Id"]!.stringValue!),DELETE_FAILED,") }, "\(lines)")
     }
 
     @Test func lostAnswersAreReconciledNotDuplicated() async throws {

@@ -28,7 +28,7 @@ actor SyncUpRecordValidator {
         guard let describe = describes[operation.objectType] ?? nil else {
             return SyncUpError(status: 404, code: "NOT_FOUND", message: "the org has no sObject type \(operation.objectType)")
         }
-        guard operation.kind != .delete else { return nil }
+        guard operation.kind != .delete else { return await deleteProblem(operation, describe: describe) }
         var fields: [String: JSONObject] = [:]
         for field in describe["fields"]?.arrayValue ?? [] {
             if let name = field["name"]?.stringValue, let object = field.objectValue { fields[name.lowercased()] = object }
@@ -89,6 +89,29 @@ actor SyncUpRecordValidator {
             if !missing.isEmpty {
                 return SyncUpError(status: 400, code: "REQUIRED_FIELD_MISSING", message: "Required fields are missing: [\(missing.joined(separator: ", "))]",
                                    fields: missing)
+            }
+        }
+        return nil
+    }
+
+    /// A delete the org refuses: children of a relationship that restricts deletes still point to
+    /// the record (`DELETE_FAILED`, as the org answers it).
+    private func deleteProblem(_ operation: SyncUpOperation, describe: JSONObject) async -> SyncUpError? {
+        guard let id = operation.recordId, !SyncField.isLocalId(id) else { return nil }
+        for relationship in describe["childRelationships"]?.arrayValue ?? [] where relationship["restrictedDelete"]?.boolValue == true {
+            guard let child = relationship["childSObject"]?.stringValue, let field = relationship["field"]?.stringValue,
+                  var query = try? SOQLQuery(selecting: ["Id"], from: child) else { continue }
+            guard (try? query.addFilter(.compare(field, .equal, .string(id)))) != nil else { continue }
+            query.limit = 5
+            var children: [String] = []
+            do {
+                for try await record in client.query(query) { if let childId = record["Id"]?.stringValue { children.append(childId) } }
+            } catch {
+                continue
+            }
+            if !children.isEmpty {
+                return SyncUpError(status: 400, code: "DELETE_FAILED",
+                                   message: "Your attempt to delete \(id) could not be completed because it is associated with the following \(child) records: \(children.joined(separator: ", "))")
             }
         }
         return nil
