@@ -110,6 +110,37 @@ import Testing
         try await Self.expectExact(4, prefix: "T", contacts: 2, bench: bench, pipeline)
     }
 
+    /// Stopped (SIGINT / SIGTERM) while a request is in flight: the stage reports those records
+    /// uncertain — not nothing — keeps their journal, and the next run settles them exactly.
+    @Test func aStopWhileARequestIsInFlightReportsItUncertain() async throws {
+        let bench = try await SyncHarness(requestDeadlineSeconds: 2)
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: Self.sync, stages: Self.stages("collections"))
+        try await Self.putTrees(4, prefix: "Z", contacts: 1, bench: bench, pipeline)
+        try await bench.setFaults(["writeLatencyMs": 1500])
+        final class StopWhileSending: RunObserver {
+            let control = RunControl()
+            func handle(_ event: RunEvent, at date: Date) {
+                if case .progress(_, "trees"?, "RUNNING", 0, let total) = event, total > 0 {
+                    Task { [control] in
+                        try? await Task.sleep(for: .milliseconds(500))
+                        control.requestStop(exitCode: 143)
+                    }
+                }
+            }
+        }
+        let observer = StopWhileSending()
+        let first = try await SyncDownResumeTests.run(pipeline, in: bench, observer: observer, control: observer.control)
+        #expect(first.exitCode == 143)
+        #expect(first.report.stages[0].counts["uncertain"] == 8, "the accounts in flight and the contacts waiting on them: \(first.report.stages[0])")
+        try await bench.setFaults([:])
+        try await Task.sleep(for: .seconds(1.5))
+        let second = try await bench.run(pipeline)
+        #expect(second.exitCode == 0, "\(second.report.stages[0])")
+        #expect(Self.created(first) + Self.created(second) == 8)
+        try await Self.expectExact(4, prefix: "Z", contacts: 1, bench: bench, pipeline)
+    }
+
     @Test(arguments: ["composite", "collections"])
     func aChildIsNeverTakenFromAnotherTree(strategy: String) async throws {
         let bench = try await SyncHarness()

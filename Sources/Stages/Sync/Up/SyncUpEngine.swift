@@ -248,8 +248,8 @@ struct SyncUpEngine {
             } catch {
                 // Save what the org confirmed before stopping.
                 _ = applier.apply(results.outcomes, kinds: kinds, to: &trees, removed: &removed, final: &final, allowRerun: false)
-                _ = try await commit(trees, final: final, kinds: kinds, sent: sent, removed: removed, journal: results.journalIds,
-                                     refused: results.refusedJournalIds, originalIds: originalIds, tally: &tally)
+                _ = try await commitEvenIfStopping(trees, final: final, kinds: kinds, sent: sent, removed: removed, results: results,
+                                             originalIds: originalIds, tally: &tally)
                 throw error
             }
             var passResult = applier.apply(results.outcomes, kinds: kinds, to: &trees, removed: &removed, final: &final, allowRerun: pass < 2)
@@ -265,8 +265,25 @@ struct SyncUpEngine {
             pending = passResult.rerun
         }
         if settings.mergeMode == .leaveIfChanged && !settings.dryRun { try await refreshModificationDates(&trees, final: final) }
-        return try await commit(trees, final: final, kinds: kinds, sent: sent, removed: removed, journal: results.journalIds,
-                                refused: results.refusedJournalIds, originalIds: originalIds, tally: &tally)
+        return try await commitEvenIfStopping(trees, final: final, kinds: kinds, sent: sent, removed: removed, results: results,
+                                        originalIds: originalIds, tally: &tally)
+    }
+
+    /// ``commit`` in a task of its own: once the org has answered, what it confirmed is saved
+    /// even when the run is being stopped (a SIGTERM cancels the stage's task, and with it any
+    /// store write it starts), so the stage reports it and the next run has nothing to adopt.
+    private func commitEvenIfStopping(_ trees: [SyncUpTree], final: [RecordKey: SyncUpOutcome], kinds: [RecordKey: SyncUpOperation.Kind],
+                                sent: [RecordKey: JSONObject], removed: Set<RecordKey>, results: SyncUpSender.Results,
+                                originalIds: [RecordKey: String?], tally: inout Tally) async throws -> PageOutcome {
+        let before = tally
+        let (outcome, after) = try await Task { [self] in
+            var saved = before
+            let outcome = try await commit(trees, final: final, kinds: kinds, sent: sent, removed: removed, journal: results.journalIds,
+                                           refused: results.refusedJournalIds, originalIds: originalIds, tally: &saved)
+            return (outcome, saved)
+        }.value
+        tally = after
+        return outcome
     }
 
     /// Records the org created take their server id everywhere their `local_` id was written —
