@@ -165,3 +165,25 @@ def test_describe_and_limits(sf):
     account = sf.Account.describe()
     assert {"Contacts", "Opportunities"} <= {r["relationshipName"] for r in account["childRelationships"]}
     assert sf.limits()["DailyApiRequests"]["Max"] == 15000
+
+
+def test_bulk_v1_insert_upsert_query_delete(sf):
+    """Bulk API 1.0 (sf.bulk): JSON jobs and batches, per-row results, query results."""
+    inserted = sf.bulk.Account.insert([{"Name": "V1 One", "External_Id__c": "V1-1"},
+                                       {"Name": "V1 Two", "External_Id__c": "V1-2"},
+                                       {"Name": "", "Industry": "Energy"}], batch_size=2)
+    assert [row["success"] for row in inserted] == [True, True, False]
+    assert inserted[0]["created"] is True and inserted[0]["id"].startswith("001")
+    assert inserted[2]["errors"][0]["statusCode"] == "REQUIRED_FIELD_MISSING"
+
+    upserted = sf.bulk.Account.upsert([{"Name": "V1 One renamed", "External_Id__c": "V1-1"},
+                                       {"Name": "V1 Three", "External_Id__c": "V1-3"}], "External_Id__c")
+    assert [(row["success"], row["created"]) for row in upserted] == [(True, False), (True, True)]
+    assert upserted[0]["id"] == inserted[0]["id"]
+
+    rows = sf.bulk.Account.query("SELECT Id, Name FROM Account WHERE Name LIKE 'V1 %' ORDER BY Name", lazy_operation=False)
+    assert [row["Name"] for row in rows] == ["V1 One renamed", "V1 Three", "V1 Two"]
+
+    deleted = sf.bulk.Account.delete([{"Id": row["Id"]} for row in rows])
+    assert all(row["success"] for row in deleted)
+    assert sf.query("SELECT COUNT() FROM Account WHERE Name LIKE 'V1 %'")["totalSize"] == 0

@@ -24,6 +24,8 @@ struct BulkJob: Sendable {
     var successful: [[String]] = []
     var failed: [[String]] = []
     var unprocessed: [[String]] = []
+    /// Ingest: each data row's outcome in input order (Bulk API 1.0 results are per row).
+    var rowResults: [RowResult] = []
     var errorMessage: String?
     /// Query: the SOQL and its result rows.
     var query: String?
@@ -31,6 +33,13 @@ struct BulkJob: Sendable {
     var resultRows: [[String]] = []
 
     var delimiter: Character { Self.delimiter(named: columnDelimiter) ?? "," }
+
+    /// One ingested row: its record id, whether it was created, and the org's error.
+    struct RowResult: Sendable {
+        var id: String
+        var created: Bool
+        var error: APIError?
+    }
 
     /// The delimiter characters Bulk API 2.0 names.
     static func delimiter(named name: String) -> Character? {

@@ -134,7 +134,7 @@ extension OrgEngine {
 
     /// Runs every uploaded row, each in its own savepoint: failures go to failedResults with
     /// `CODE:message:fields --`, the rest to successfulResults.
-    private func processIngest(_ input: BulkJob) -> BulkJob {
+    func processIngest(_ input: BulkJob) -> BulkJob {
         var job = input
         job.systemModstamp = clock.now()
         // Each upload is a CSV file with its own header row; all must have the same columns.
@@ -212,11 +212,14 @@ extension OrgEngine {
                     }
                 }
                 job.successful.append([id, created ? "true" : "false"] + row)
+                job.rowResults.append(.init(id: id, created: created, error: nil))
             } catch let abort as TransactionAbort {
                 let fields = (abort.error.fields ?? []).joined(separator: ",")
                 job.failed.append([id, "\(abort.error.errorCode):\(abort.error.message):\(fields) --"] + row)
+                job.rowResults.append(.init(id: id, created: false, error: abort.error))
             } catch {
                 job.failed.append([id, "UNKNOWN_EXCEPTION:\(error):--"] + row)
+                job.rowResults.append(.init(id: id, created: false, error: APIError(500, "UNKNOWN_EXCEPTION", "\(error)")))
             }
         }
         job.state = "JobComplete"

@@ -63,6 +63,12 @@ extension OrgEngine {
                 ["label": .string(OrgEmulator.releaseName(version)), "url": .string("/services/data/v\(version)"), "version": .string(version)]
             }))
         }
+        if parts.count >= 3 && parts[0] == "services" && parts[1] == "async", OrgEmulator.apiVersions.contains(parts[2]) {
+            dailyRequests += 1
+            var response = bulkV1(request, version: parts[2], parts: Array(parts.dropFirst(3)))
+            response.headers.append(("Sforce-Limit-Info", "api-usage=\(dailyRequests)/\(faults.dailyRequestLimit)"))
+            return response
+        }
         let username: String
         switch authenticate(request) {
         case .success(let user): username = user

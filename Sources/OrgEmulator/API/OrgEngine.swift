@@ -31,6 +31,8 @@ actor OrgEngine {
     var cursors: [String: QueryCursor] = [:]
     var cursorCounter: Int64 = 0
     var bulkJobs: [String: BulkJob] = [:]
+    /// Bulk API 1.0 jobs.
+    var bulkV1Jobs: [String: BulkV1Job] = [:]
     var jobCounter: Int64 = 0
     /// The open transaction of the Composite request being run, if any.
     var ambientDatabase: Database?
