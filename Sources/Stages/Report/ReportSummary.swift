@@ -65,13 +65,7 @@ struct ReportSummary {
 
     /// `1,234`.
     static func number(_ value: Int) -> String {
-        let digits = String(abs(value))
-        var grouped = ""
-        for (index, character) in digits.enumerated() {
-            if index > 0 && (digits.count - index) % 3 == 0 { grouped.append(",") }
-            grouped.append(character)
-        }
-        return (value < 0 ? "-" : "") + grouped
+        (value < 0 ? "-" : "") + RunEvent.grouped(Int64(abs(value)))
     }
 
     /// The error file of an object, when the run wrote one.
