@@ -1,6 +1,9 @@
-/// A field compared with a value, a list or a subquery: `Name LIKE 'A%'`, `Id IN (SELECT AccountId FROM Contact)`.
+/// A field compared with a value, a list or a subquery: `Name LIKE 'A%'`, `Id IN (SELECT AccountId FROM Contact)`;
+/// in a `HAVING` clause, an aggregate of a field: `COUNT(Id) > 1`.
 public struct SOQLComparison: Sendable, Hashable, CustomStringConvertible {
     public var field: SOQLFieldPath
+    /// `HAVING` only: the aggregate of `field` compared (`COUNT()` is `COUNT` of `Id`).
+    public var aggregate: SOQLAggregate.Function?
     public var `operator`: SOQLComparisonOperator
     public var operand: SOQLOperand
 

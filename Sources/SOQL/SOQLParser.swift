@@ -1,9 +1,9 @@
 /// Recursive-descent parser for SOQL SELECT statements and bare WHERE conditions.
 ///
 /// Every failure is a `MALFORMED_QUERY` `SOQLError` at the offending token. Supported: select lists with
-/// field paths, aggregates and parent-to-child subqueries; `FROM` with alias; `WHERE`; `ORDER BY`;
-/// `LIMIT`; `OFFSET`. Anything else after the query (`GROUP BY`, `FOR UPDATE`, `ALL ROWS`…) is an
-/// unexpected token.
+/// field paths, aggregates and parent-to-child subqueries; `FROM` with alias; `WHERE`; `WITH`;
+/// `GROUP BY` with `HAVING` (comparisons of grouped fields and aggregates); `ORDER BY`; `LIMIT`;
+/// `OFFSET`; `FOR VIEW | REFERENCE | UPDATE`. Anything else is an unexpected token.
 struct SOQLParser {
     /// Salesforce's reserved keywords, which cannot name a field, an object or an alias.
     static let reservedWords: Set<String> = [
@@ -19,6 +19,8 @@ struct SOQLParser {
     private let tokens: [SOQLToken]
     private var index = 0
     private var depth = 0
+    /// Parsing a `HAVING` clause: a comparison may start with an aggregate.
+    private var inHaving = false
 
     private init(_ source: String) throws(SOQLError) {
         self.source = source
@@ -75,6 +77,11 @@ struct SOQLParser {
             try expectKeyword("BY")
             query.groupBy = [try fieldPath()]
             while takeSymbol(",") { query.groupBy.append(try fieldPath()) }
+            if takeKeyword("HAVING") {
+                inHaving = true
+                query.having = try condition()
+                inHaving = false
+            }
         }
         if takeKeyword("ORDER") {
             try expectKeyword("BY")
@@ -195,6 +202,18 @@ struct SOQLParser {
     }
 
     private mutating func comparison() throws(SOQLError) -> SOQLComparison {
+        if inHaving, let word = current.keyword, tokens[index + 1].isSymbol("("), let function = SOQLAggregate.Function(rawValue: word) {
+            let position = current.position
+            advance()
+            advance()
+            let field = function == .count && current.isSymbol(")") ? SOQLFieldPath(components: ["Id"], position: position) : try fieldPath()
+            try expectSymbol(")")
+            let `operator` = try comparisonOperator()
+            guard !`operator`.takesList else { throw unexpected(tokens[index - 1]) }
+            var comparison = SOQLComparison(field, `operator`, .value(try value()))
+            comparison.aggregate = function
+            return comparison
+        }
         let field = try fieldPath()
         let `operator` = try comparisonOperator()
         guard `operator`.takesList else { return SOQLComparison(field, `operator`, .value(try value())) }
@@ -278,6 +297,7 @@ struct SOQLParser {
     private static func removingAlias(_ alias: String, from query: SOQLQuery) -> SOQLQuery {
         var query = query
         query.groupBy = query.groupBy.map { removingAlias(alias, from: $0) }
+        query.having = query.having.map { removingAlias(alias, from: $0) }
         query.select = query.select.map { item in
             switch item {
             case .field(let field): return .field(removingAlias(alias, from: field))

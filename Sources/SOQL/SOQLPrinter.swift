@@ -6,6 +6,7 @@ enum SOQLPrinter {
         if let whereCondition = query.whereCondition { text += " WHERE \(condition(whereCondition))" }
         if let withClause = query.withClause { text += " WITH \(withClause)" }
         if !query.groupBy.isEmpty { text += " GROUP BY \(query.groupBy.map(\.description).joined(separator: ", "))" }
+        if let having = query.having { text += " HAVING \(condition(having))" }
         if !query.orderBy.isEmpty { text += " ORDER BY \(query.orderBy.map(ordering).joined(separator: ", "))" }
         if let limit = query.limit { text += " LIMIT \(limit)" }
         if let offset = query.offset { text += " OFFSET \(offset)" }
@@ -52,7 +53,8 @@ enum SOQLPrinter {
     }
 
     static func comparison(_ comparison: SOQLComparison) -> String {
-        "\(comparison.field) \(comparison.operator.rawValue) \(operand(comparison.operand))"
+        let left = comparison.aggregate.map { "\($0.rawValue)(\(comparison.field))" } ?? comparison.field.description
+        return "\(left) \(comparison.operator.rawValue) \(operand(comparison.operand))"
     }
 
     static func operand(_ operand: SOQLOperand) -> String {

@@ -14,6 +14,8 @@ public struct SOQLQuery: Sendable, Hashable, CustomStringConvertible {
     public var offset: Int?
     /// `GROUP BY` fields: one AggregateResult row per distinct combination of their values.
     public var groupBy: [SOQLFieldPath] = []
+    /// `HAVING`: which `GROUP BY` rows to keep, by grouped fields and aggregates (`COUNT(Id) > 1`).
+    public var having: SOQLCondition?
     /// `WITH SECURITY_ENFORCED`, `WITH USER_MODE` or `WITH SYSTEM_MODE`: the word after `WITH`.
     /// An org applies it to the running user's access; the evaluator, which has no access rules,
     /// keeps it only so the query prints back as written.

@@ -199,6 +199,14 @@ import Testing
             #expect(rows.map { $0["expr0"] } == [7, 30])
             #expect(rows[1]["total"]?.doubleValue == 40)
             #expect(rows[0]["attributes"]?["type"] == "AggregateResult")
+            // HAVING keeps the groups whose aggregates (or grouped fields) pass.
+            let having = "SELECT Industry, COUNT(Id) n FROM Account WHERE Name LIKE 'G_' GROUP BY Industry HAVING COUNT(Id) > 2 OR SUM(NumberOfEmployees) > 35 ORDER BY Industry"
+            let kept = try await emu.rest("GET", "/query?q=" + (having.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? having))
+            #expect(kept.status == 200, "\(kept.text)")
+            #expect(kept.json["records"]?.arrayValue?.map { $0["Industry"] } == ["Banking", "Energy"])
+            let strict = "SELECT Industry FROM Account WHERE Name LIKE 'G_' GROUP BY Industry HAVING MAX(NumberOfEmployees) < 10 AND Industry != 'Energy'"
+            let one = try await emu.rest("GET", "/query?q=" + (strict.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? strict))
+            #expect(one.json["records"]?.arrayValue?.map { $0["Industry"] } == ["Banking"], "\(one.text)")
             let ungrouped = try await emu.rest("GET", "/query?q=SELECT+Name,+COUNT(Id)+FROM+Account+GROUP+BY+Industry")
             #expect(ungrouped.status == 400)
             #expect(ungrouped.json[0]?["message"]?.stringValue?.contains("Field must be grouped or aggregated: Name") == true, "\(ungrouped.text)")

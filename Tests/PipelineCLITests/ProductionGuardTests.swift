@@ -46,6 +46,7 @@ import Testing
 
     @Test func writesToProductionAreRefusedBeforeAnythingChanges() async throws {
         let (directory, reader, writer) = try Self.setUp()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = directory + "/store.sqlite"
         let orgDatabase = store + ".org.sqlite"
 

@@ -78,6 +78,7 @@ import Testing
 
     @Test func theThreeJobsRunAsDocumented() async throws {
         let directory = try PipelineCLITests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let dryRun = try Self.copy("migration-dry-run", into: directory)
         let load = try Self.copy("bulk-load", into: directory)
         let nightly = try Self.copy("nightly-sync", into: directory)

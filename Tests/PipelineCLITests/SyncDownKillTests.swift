@@ -8,6 +8,7 @@ import Testing
 @Suite struct SyncDownKillTests {
     @Test func aKilledSyncDownShowsStoppedAndResumes() async throws {
         let directory = try PipelineCLITests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let root = PipelineCLITests.packageRoot
         let count = 3000
         var seed = try JSONParser.parse(String(contentsOfFile: root + "/samples/org/seed.json", encoding: .utf8)).objectValue!

@@ -12,6 +12,7 @@ import Testing
 @Suite struct SyncUpKillTests {
     @Test func aChainOfKilledSyncUpsEndsExact() async throws {
         let directory = try PipelineCLITests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let root = PipelineCLITests.packageRoot
         let environment = ProcessInfo.processInfo.environment
         let trees = environment["SOAK_KILL_TREES"].flatMap(Int.init) ?? 300
@@ -114,6 +115,7 @@ import Testing
     /// account (self-lookup, staged before its parent) and a contact under the child.
     @Test func aChainOfKilledGraphSyncUpsEndsExact() async throws {
         let directory = try PipelineCLITests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let root = PipelineCLITests.packageRoot
         let environment = ProcessInfo.processInfo.environment
         let families = (environment["SOAK_KILL_TREES"].flatMap(Int.init) ?? 300) / 3

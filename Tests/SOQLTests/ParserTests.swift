@@ -35,6 +35,14 @@ import Testing
         #expect(try SOQL.parseQuery(query.description) == query)
     }
 
+    @Test func having() throws {
+        let query = try SOQL.parseQuery("select a.Industry, count(Id) from Account a group by Industry having count(Id) > 1 and (sum(a.AnnualRevenue) >= 100 or Industry = 'Energy') order by Industry")
+        #expect(query.description == "SELECT Industry, COUNT(Id) FROM Account a GROUP BY Industry HAVING COUNT(Id) > 1 AND (SUM(AnnualRevenue) >= 100 OR Industry = 'Energy') ORDER BY Industry")
+        #expect(try SOQL.parseQuery(query.description) == query)
+        #expect(try SOQL.parseQuery("SELECT Name FROM Account GROUP BY Name HAVING COUNT() > 1").description
+                == "SELECT Name FROM Account GROUP BY Name HAVING COUNT(Id) > 1")
+    }
+
     @Test func keywordsAreCaseInsensitive() throws {
         let lower = try SOQL.parseQuery("select Id from Account where Name like 'a%' order by Name desc nulls last limit 5")
         let upper = try SOQL.parseQuery("SELECT Id FROM Account WHERE Name LIKE 'a%' ORDER BY Name DESC NULLS LAST LIMIT 5")

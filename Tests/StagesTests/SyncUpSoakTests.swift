@@ -68,7 +68,7 @@ import Testing
             created += SyncUpIntegrityTests.created(last)
         }
         #expect(last.exitCode == 0, "\(profile) \(strategy) external id \(externalId): \(first.report.stages[0]) → \(last.report.stages[0])")
-        #expect(created == Self.trees * 4, "\(profile) \(strategy): counted created once each")
+        #expect(created == Self.trees * 4, "\(profile) \(strategy): counted created once each: \(first.report.stages[0].byObject) → \(last.report.stages[0].byObject)")
         try await SyncUpIntegrityTests.expectExact(Self.trees, prefix: prefix, bench: bench, pipeline)
     }
 

@@ -303,12 +303,28 @@ extension OrgEngine {
             if groups[key] == nil { keys.append(key) }
             groups[key, default: []].append(view)
         }
+        // HAVING compares aggregates: each becomes a field of the group's view, holding its value.
+        var havingAggregates: [(function: SOQLAggregate.Function, path: SOQLFieldPath)] = []
+        let having = plan.query.having.map { Self.havingOverViews($0, aggregates: &havingAggregates) }
+        let evaluator = SOQLEvaluator(nowMilliseconds: clock.now())
         // Each row with one of its records, which holds the grouped values ORDER BY sorts on.
-        var rows: [(JSONObject, JSONValue)] = keys.map { key in
+        var rows: [(JSONObject, JSONValue)] = []
+        for key in keys {
             let members = groups[key]!
+            if let having {
+                var view = members[0]
+                for (index, aggregate) in havingAggregates.enumerated() {
+                    view["HavingAggregate\(index)"] = Self.aggregateValue(aggregate.function, of: aggregate.path, over: members)
+                }
+                do {
+                    guard try evaluator.matches(having, record: view) else { continue }
+                } catch {
+                    throw APIError(400, "MALFORMED_QUERY", "\(error)")
+                }
+            }
             var grouped = JSONObject()
             for path in plan.query.groupBy { grouped[path.fieldName] = SOQLEvaluator.nestedValue(in: members[0], at: path) ?? .null }
-            return (members[0], aggregateRow(plan, views: members, grouped: grouped))
+            rows.append((members[0], aggregateRow(plan, views: members, grouped: grouped)))
         }
         if !plan.query.orderBy.isEmpty {
             let order = SOQLRecordOrder(plan.query.orderBy)
@@ -328,22 +344,42 @@ extension OrgEngine {
         var unnamed = 0
         for item in plan.query.select {
             guard case .aggregate(let aggregate) = item else { continue }
-            let path = aggregate.field
-            let values = views.map { SOQLEvaluator.nestedValue(in: $0, at: path) ?? .null }.filter { !$0.isNull }
             let name = aggregate.alias ?? "expr\(unnamed)"
             if aggregate.alias == nil { unnamed += 1 }
-            let numbers = values.compactMap(\.doubleValue)
-            switch aggregate.function {
-            case .count: row[name] = .integer(Int64(values.count))
-            case .countDistinct: row[name] = .integer(Int64(Set(values.map { $0.stringValue?.lowercased() ?? $0.jsonString }).count))
-            case .sum: row[name] = numbers.isEmpty ? .null : .double(numbers.reduce(0, +))
-            case .avg: row[name] = numbers.isEmpty ? .null : .double(numbers.reduce(0, +) / Double(numbers.count))
-            case .min, .max:
-                let order = SOQLRecordOrder([SOQLOrdering(path, aggregate.function == .min ? .ascending : .descending)])
-                let sorted = views.filter { !(SOQLEvaluator.nestedValue(in: $0, at: path) ?? .null).isNull }.sorted(by: order.areInIncreasingOrder)
-                row[name] = sorted.first.flatMap { SOQLEvaluator.nestedValue(in: $0, at: path) } ?? .null
-            }
+            row[name] = Self.aggregateValue(aggregate.function, of: aggregate.field, over: views)
         }
         return .object(row)
+    }
+
+    /// One aggregate of a field over a group's records.
+    static func aggregateValue(_ function: SOQLAggregate.Function, of path: SOQLFieldPath, over views: [JSONObject]) -> JSONValue {
+        let values = views.map { SOQLEvaluator.nestedValue(in: $0, at: path) ?? .null }.filter { !$0.isNull }
+        let numbers = values.compactMap(\.doubleValue)
+        switch function {
+        case .count: return .integer(Int64(values.count))
+        case .countDistinct: return .integer(Int64(Set(values.map { $0.stringValue?.lowercased() ?? $0.jsonString }).count))
+        case .sum: return numbers.isEmpty ? .null : .double(numbers.reduce(0, +))
+        case .avg: return numbers.isEmpty ? .null : .double(numbers.reduce(0, +) / Double(numbers.count))
+        case .min, .max:
+            let order = SOQLRecordOrder([SOQLOrdering(path, function == .min ? .ascending : .descending)])
+            let sorted = views.filter { !(SOQLEvaluator.nestedValue(in: $0, at: path) ?? .null).isNull }.sorted(by: order.areInIncreasingOrder)
+            return sorted.first.flatMap { SOQLEvaluator.nestedValue(in: $0, at: path) } ?? .null
+        }
+    }
+
+    /// A HAVING condition whose aggregate comparisons read `HavingAggregate0`, `HavingAggregate1`… instead,
+    /// the aggregates listed in `aggregates` in that order.
+    static func havingOverViews(_ condition: SOQLCondition, aggregates: inout [(function: SOQLAggregate.Function, path: SOQLFieldPath)]) -> SOQLCondition {
+        switch condition {
+        case .and(let members): return .and(members.map { havingOverViews($0, aggregates: &aggregates) })
+        case .or(let members): return .or(members.map { havingOverViews($0, aggregates: &aggregates) })
+        case .not(let negated): return .not(havingOverViews(negated, aggregates: &aggregates))
+        case .comparison(var comparison):
+            guard let function = comparison.aggregate, let field = try? SOQLFieldPath("HavingAggregate\(aggregates.count)") else { return condition }
+            aggregates.append((function, comparison.field))
+            comparison.field = field
+            comparison.aggregate = nil
+            return .comparison(comparison)
+        }
     }
 }

@@ -406,9 +406,6 @@ struct SyncUpEngine {
             let fileKind: SyncUpResultFiles.Kind
             var action = operation == "upsert" ? "create" : operation
             switch outcome {
-            case .matched:
-                countKey = StageCounts.updated
-                fileKind = settings.dryRun ? .plan : .success
             case .succeeded, .discarded, .planned:
                 countKey = kind == .create || kind == .upsert ? StageCounts.created : kind == .update ? StageCounts.updated : StageCounts.deleted
                 fileKind = settings.dryRun ? .plan : .success

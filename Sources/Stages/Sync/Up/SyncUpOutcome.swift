@@ -4,9 +4,6 @@ import JSON
 enum SyncUpOutcome: Sendable {
     /// The org accepted it; `id` is the record's id (new for a create).
     case succeeded(id: String?)
-    /// An upsert the org applied to a record it already had (matched by external id): an
-    /// update, counted as one.
-    case matched(id: String?)
     /// The org refused it.
     case failed(SyncUpError)
     /// The answer was lost: the org may or may not have applied it.
@@ -22,18 +19,8 @@ enum SyncUpOutcome: Sendable {
     case notSent
 
     var isSuccess: Bool {
-        switch self {
-        case .succeeded, .matched: return true
-        default: return false
-        }
-    }
-
-    /// The record's id when the org accepted the write.
-    var acceptedId: String? {
-        switch self {
-        case .succeeded(let id), .matched(let id): return id
-        default: return nil
-        }
+        if case .succeeded = self { return true }
+        return false
     }
 
     var isUncertain: Bool {

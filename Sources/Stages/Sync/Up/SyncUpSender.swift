@@ -109,9 +109,7 @@ struct SyncUpSender {
         // window follows it whenever it leaves later than the stamp's margin allows.
         let ids = Array(sent.journalIds.values)
         let lastStamp = Shared(stamped)
-        let attempts = Shared(0)
         let restamp: @Sendable () async throws -> Void = { [self] in
-            attempts.value += 1
             let times = await sendTimes()
             guard times.sentAt - lastStamp.value > Self.stampMarginMs / 2 else { return }
             try await store.restampJournal(ids: ids, sentAt: times.sentAt, serverSentAt: times.serverSentAt, settledBy: times.settledBy)
@@ -125,10 +123,6 @@ struct SyncUpSender {
                 let journalIds = sent.journalIds
                 sent.outcomes = try await RequestAttempts(beforeSend: restamp).run {
                     try await execute(request, journalIds: journalIds)
-                }
-                if attempts.value > 1 {
-                    // An upsert resent after a lost answer finds what its first attempt created.
-                    for (key, outcome) in sent.outcomes { if case .matched(let id) = outcome { sent.outcomes[key] = .succeeded(id: id) } }
                 }
             }
         } catch let stopped as Stopped {
@@ -159,7 +153,7 @@ struct SyncUpSender {
                 if sameRequest.contains(link.parent) {
                     resolved.fields[link.field] = .string("@{\(link.parent.referenceId).id}")
                     resolved.journalLink = link.field
-                } else if let id = outcomes[link.parent]?.acceptedId {
+                } else if case .succeeded(let id?) = outcomes[link.parent] {
                     resolved.fields[link.field] = .string(id)
                 } else if outcomes[link.parent]?.error == nil {
                     unsent[operation.key] = .unresolved("its parent's create is \(outcomes[link.parent]?.isUncertain == true ? "uncertain" : "not confirmed"); sent once the parent is settled")
@@ -287,7 +281,7 @@ struct SyncUpSender {
             case .upsert:
                 let answer = try await client.upsert(operation.objectType, externalIdField: operation.externalIdField ?? "",
                                                      value: operation.externalIdValue ?? "", operation.fields)
-                return answer.created == false ? .matched(id: answer.id) : .succeeded(id: answer.id)
+                return .succeeded(id: answer.id)
             case .update:
                 try await client.update(operation.objectType, id: operation.recordId ?? "", operation.fields)
                 return .succeeded(id: operation.recordId)
@@ -336,11 +330,7 @@ struct SyncUpSender {
             return .failed(SyncUpError(status: 0, code: "NO_RESPONSE", message: "the org's answer had no entry for this record"))
         }
         if (200..<300).contains(response.httpStatusCode) {
-            let id = response.body["id"]?.stringValue ?? operation.recordId
-            // An upsert answers 201 when it created the record; 200 (`created: false`) or, in old
-            // API versions, 204 when it matched one.
-            let matched = operation.kind == .upsert && response.httpStatusCode != 201 && response.body["created"]?.boolValue != true
-            return matched ? .matched(id: id) : .succeeded(id: id)
+            return .succeeded(id: response.body["id"]?.stringValue ?? operation.recordId)
         }
         let first = (response.body[0] ?? response.body).objectValue ?? ["message": .string(response.body.jsonString)]
         return .failed(SyncUpError(status: response.httpStatusCode, json: first))
@@ -399,8 +389,7 @@ struct SyncUpSender {
         var outcomes: [RecordKey: SyncUpOutcome] = [:]
         for (operation, result) in zip(operations, results) {
             if result.success {
-                let id = result.id ?? operation.recordId
-                outcomes[operation.key] = operation.kind == .upsert && result.created == false ? .matched(id: id) : .succeeded(id: id)
+                outcomes[operation.key] = .succeeded(id: result.id ?? operation.recordId)
             } else {
                 outcomes[operation.key] = .failed(result.errors.first.map(Self.error)
                     ?? SyncUpError(status: 400, code: "UNKNOWN_ERROR", message: "the org refused the record without saying why"))
@@ -440,8 +429,7 @@ struct SyncUpSender {
             } else if let error = row.error {
                 outcomes[operation.key] = .failed(SyncUpError(bulkError: error))
             } else {
-                let id = row.id ?? operation.recordId
-                outcomes[operation.key] = operation.kind == .upsert && !row.created ? .matched(id: id) : .succeeded(id: id)
+                outcomes[operation.key] = .succeeded(id: row.id ?? operation.recordId)
             }
         }
         return outcomes
