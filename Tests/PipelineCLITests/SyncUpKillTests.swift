@@ -49,20 +49,7 @@ import Testing
         let store = directory + "/store.sqlite"
         let org = store + ".org.sqlite"
 
-        // Each run stalls after a few writes (some answers dropped); it is killed once the org
-        // holds more records than before it, so every run makes progress.
-        var kills = 0
-        for round in 0..<rounds {
-            let before = PipelineCLITests.orgRecordCount(org, types: ["Account", "Contact"])
-            if before >= trees * 4 { break }
-            try #"{ "stallAfterWrites": \#(1 + round % 3), "dropAfterCommitRate": 0.3, "seed": \#(round + 1) }"#
-                .write(toFile: directory + "/faults.json", atomically: true, encoding: .utf8)
-            let reached = try await PipelineCLITests.runAndKill(directory + "/pipeline.json") {
-                PipelineCLITests.orgRecordCount(org, types: ["Account", "Contact"]) > before
-            }
-            #expect(reached, "run \(round) wrote to the org before it was killed")
-            kills += 1
-        }
+        let kills = try await Self.killChain(in: directory, rounds: rounds, until: trees * 4)
         #expect(kills >= min(5, rounds))
         print("soak: \(kills) kills of a \(trees)-tree sync up")
 
@@ -153,18 +140,7 @@ import Testing
             """.write(toFile: directory + "/pipeline.json", atomically: true, encoding: .utf8)
         let store = directory + "/store.sqlite"
         let org = store + ".org.sqlite"
-        var kills = 0
-        for round in 0..<rounds {
-            let before = PipelineCLITests.orgRecordCount(org, types: ["Account", "Contact"])
-            if before >= families * 3 { break }
-            try #"{ "stallAfterWrites": \#(1 + round % 3), "dropAfterCommitRate": 0.3, "seed": \#(round + 1) }"#
-                .write(toFile: directory + "/faults.json", atomically: true, encoding: .utf8)
-            let reached = try await PipelineCLITests.runAndKill(directory + "/pipeline.json") {
-                PipelineCLITests.orgRecordCount(org, types: ["Account", "Contact"]) > before
-            }
-            #expect(reached, "run \(round) wrote to the org before it was killed")
-            kills += 1
-        }
+        let kills = try await Self.killChain(in: directory, rounds: rounds, until: families * 3)
         try "{}".write(toFile: directory + "/faults.json", atomically: true, encoding: .utf8)
         var again = try PipelineCLITests.pipeline(["run", directory + "/pipeline.json", "--only", "up"])
         if again.exitCode != 0 { again = try PipelineCLITests.pipeline(["run", directory + "/pipeline.json", "--only", "up"]) }
@@ -195,5 +171,26 @@ import Testing
             #expect(orgAccounts["GKill child \(index)"]?["ParentId"] == orgAccounts["GKill parent \(index)"]?["Id"])
             #expect(orgContacts["GKill \(index)"]?["AccountId"] == orgAccounts["GKill child \(index)"]?["Id"])
         }
+    }
+
+    /// Runs `directory/pipeline.json` and SIGKILLs it, `rounds` times at most or until the org holds
+    /// `target` accounts and contacts. Each run stalls after a few writes (some answers dropped) and
+    /// is killed once the org holds more records than before it, so every run makes progress.
+    /// Returns the number of kills.
+    static func killChain(in directory: String, rounds: Int, until target: Int) async throws -> Int {
+        let org = directory + "/store.sqlite.org.sqlite"
+        var kills = 0
+        for round in 0..<rounds {
+            let before = PipelineCLITests.orgRecordCount(org, types: ["Account", "Contact"])
+            if before >= target { break }
+            try #"{ "stallAfterWrites": \#(1 + round % 3), "dropAfterCommitRate": 0.3, "seed": \#(round + 1) }"#
+                .write(toFile: directory + "/faults.json", atomically: true, encoding: .utf8)
+            let reached = try await PipelineCLITests.runAndKill(directory + "/pipeline.json") {
+                PipelineCLITests.orgRecordCount(org, types: ["Account", "Contact"]) > before
+            }
+            #expect(reached, "run \(round) wrote to the org before it was killed")
+            kills += 1
+        }
+        return kills
     }
 }

@@ -82,7 +82,7 @@ public struct ExtractCSVStage: Stage {
         var batch: [JSONValue] = []
         let object = sobjectType ?? "records"
         let size = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? NSNumber)?.int64Value
-        let meter = context.progress.meter(unit: "bytes", total: size)
+        var meter = context.progress.meter(unit: "bytes", total: size)
         while let row = rows.next() {
             switch row {
             case .malformed(let reason, let line, let raw):

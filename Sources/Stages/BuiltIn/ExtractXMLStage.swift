@@ -92,7 +92,7 @@ public struct ExtractXMLStage: Stage {
             stop.set()
             slots.signal()
         }
-        let meter = context.progress.meter(unit: "records")
+        var meter = context.progress.meter(unit: "records")
         var read: Int64 = 0
         for await item in batches {
             slots.signal()

@@ -134,7 +134,7 @@ public struct SoupStagingStage: Stage {
         var pendingSelfLinks: [PendingSelfLink] = []
         /// Writes queued on the store's writer and not yet committed, oldest first, with their match keys.
         var pendingWrites: [(write: PendingUpsert, keys: Set<JSONValue>)] = []
-        let meter = context.progress.meter(unit: "records")
+        var meter = context.progress.meter(unit: "records")
         for try await batch in context.inputBatches(batchSize: 5000) {
             var records: [Staged] = batch.compactMap(\.objectValue).map { record in
                 position += 1

@@ -3,7 +3,7 @@ import Foundation
 /// Reports how far a long stage has come — `done` of `total` units, the rate and what is left —
 /// without flooding the console or the log: an event when another percent is done (at most two
 /// a second), or every five seconds when the total is unknown or the work is slow.
-public final class ProgressMeter: @unchecked Sendable {
+public struct ProgressMeter: Sendable {
     private let stage: String
     private let unit: String
     private let total: Int64?
@@ -20,8 +20,8 @@ public final class ProgressMeter: @unchecked Sendable {
         self.emit = emit
     }
 
-    /// Notes that `done` units are done; emits an event when one is due. Call it from one task.
-    public func advance(to done: Int64) {
+    /// Notes that `done` units are done; emits an event when one is due.
+    public mutating func advance(to done: Int64) {
         let now = ContinuousClock.now
         let since = now - lastEmitted
         let percent = total.map { $0 > 0 ? done * 100 / $0 : 0 } ?? 0
