@@ -117,7 +117,7 @@ import Testing
             try await org.setFaults(["errorRate": 1, "errorStatus": 503, "errorCode": "SERVER_UNAVAILABLE"])
             var errorTexts: [String] = []
             let error = await caught { try await client.count("SELECT COUNT() FROM Account") }
-            guard case .gaveUp(let attempts, let last)? = error as? OrgClientError else {
+            guard case .gaveUp(let attempts, let last, _)? = error as? OrgClientError else {
                 Issue.record("expected gaveUp, got \(String(describing: error))")
                 return
             }
@@ -131,7 +131,7 @@ import Testing
 
             // A create that keeps getting 503s gives up too (a 503 means the org did not apply it).
             let createError = await caught { try await client.create("Account", ["Name": "Never"]) }
-            if case .gaveUp(let attempts, _)? = createError as? OrgClientError { #expect(attempts == 3) } else {
+            if case .gaveUp(let attempts, _, _)? = createError as? OrgClientError { #expect(attempts == 3) } else {
                 Issue.record("expected gaveUp, got \(String(describing: createError))")
             }
             errorTexts += createError.map(texts(of:)) ?? []
@@ -183,7 +183,7 @@ import Testing
                                                                           auth: .accessToken(accessToken: "tok-unreachable-123"),
                                                                           retry: fastRetry))
         let error = await caught { try await client.count("SELECT COUNT() FROM Account") }
-        if case .gaveUp(let attempts, _)? = error as? OrgClientError { #expect(attempts == 3) } else {
+        if case .gaveUp(let attempts, _, _)? = error as? OrgClientError { #expect(attempts == 3) } else {
             Issue.record("expected gaveUp, got \(String(describing: error))")
         }
         // A create is never repeated blindly: one attempt, reported as uncertain (the client cannot
@@ -260,7 +260,7 @@ import Testing
             let id = try await client.create("Account", ["Name": "Drop Always"])
             try await org.setFaults(["dropAfterCommitRate": 1])
             let error = await caught { try await client.update("Account", id: id, ["Industry": "Banking"]) }
-            if case .gaveUp(let attempts, _)? = error as? OrgClientError { #expect(attempts == 3) } else {
+            if case .gaveUp(let attempts, _, _)? = error as? OrgClientError { #expect(attempts == 3) } else {
                 Issue.record("expected gaveUp, got \(String(describing: error))")
             }
             #expect(await client.usage().byKind["sobject"] == 4)

@@ -230,6 +230,27 @@ import Testing
         try await Self.expectExact(5, prefix: "U", contacts: 2, bench: bench, pipeline)
     }
 
+    /// Upserts whose every answer was lost (the client retried, then gave up) were applied: sent
+    /// again, they match their own first attempt, which is a create, not an update of a record
+    /// the org already had — counted created once across the runs, never updated.
+    @Test(arguments: ["collections", "composite"])
+    func anUpsertThatMatchesItsOwnLostAttemptCountsCreated(strategy: String) async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: Self.syncWithExternalId, stages: Self.stages(strategy))
+        try await Self.putTrees(6, prefix: "M", contacts: 2, bench: bench, pipeline)
+        try await Self.setExternalIds(pipeline)
+        try await bench.setFaults(["dropAfterCommitRate": 1.0])
+        let first = try await bench.run(pipeline)
+        try await bench.setFaults([:])
+        let second = try await bench.run(pipeline)
+        #expect(second.exitCode == 0, "\(second.report.stages[0])")
+        let counts = [first, second].map(\.report.stages[0].counts)
+        #expect(counts.map { $0["created"] ?? 0 }.reduce(0, +) == 18, "\(counts)")
+        #expect(counts.allSatisfy { ($0["updated"] ?? 0) == 0 }, "\(counts)")
+        try await Self.expectExact(6, prefix: "M", contacts: 2, bench: bench, pipeline)
+    }
+
     /// The real client, its query answers arriving `delay` late (a slow network, a busy machine):
     /// what a query saw is older than the moment its answer is read.
     struct LateQueryAnswers: OrgClient {

@@ -94,7 +94,9 @@ import Testing
         ], into: "Accounts", pipeline)
         let outcome = try await bench.run(pipeline)
         #expect(outcome.exitCode == 0)
-        #expect(outcome.report.stages[0].counts["created"] == 3)
+        // The upsert that matched the org's ACME-1 updated it: counted updated, not created.
+        #expect(outcome.report.stages[0].counts["created"] == 2)
+        #expect(outcome.report.stages[0].counts["updated"] == 1)
         let acme = try await bench.query("SELECT Id, Name FROM Account WHERE External_Id__c = 'ACME-1'")
         #expect(acme.count == 1 && acme[0]["Name"] == "Acme renamed", "upserted onto the existing record")
         #expect(try await bench.query("SELECT Id FROM Account WHERE External_Id__c = 'NEW-1'").count == 1)

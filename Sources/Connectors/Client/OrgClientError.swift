@@ -41,8 +41,9 @@ public enum OrgClientError: Error, Sendable, CustomStringConvertible {
     case invalidConfiguration(String)
     /// The answer could not be understood.
     case invalidResponse(String)
-    /// No answer after every retry: the last problem.
-    case gaveUp(attempts: Int, last: String)
+    /// No success after every retry: the last problem, and whether an attempt's answer was lost
+    /// after it was sent (an idempotent write, which the org may then have applied).
+    case gaveUp(attempts: Int, last: String, answerLost: Bool)
     /// A request that is not safe to repeat (a create) lost its connection after it was sent: the
     /// org may or may not have applied it.
     case uncertain(String)
@@ -53,7 +54,7 @@ public enum OrgClientError: Error, Sendable, CustomStringConvertible {
         case .requestLimitExceeded(let message): return "the org's daily API request limit is exhausted (\(message)); stopping"
         case .invalidConfiguration(let message): return message
         case .invalidResponse(let message): return message
-        case .gaveUp(let attempts, let last): return "no answer from the org after \(attempts) attempts: \(last)"
+        case .gaveUp(let attempts, let last, _): return "no answer from the org after \(attempts) attempts: \(last)"
         case .uncertain(let message): return "the outcome is unknown: \(message)"
         }
     }

@@ -105,7 +105,7 @@ public final class SalesforceClient: OrgClient {
                     throw OrgClientError.uncertain("\(request.method) \(request.path): \(error.message)")
                 }
                 if error.mayHaveBeenSent { answerLost = true }
-                if attempt >= settings.retry.maxAttempts { throw OrgClientError.gaveUp(attempts: attempt, last: error.message) }
+                if attempt >= settings.retry.maxAttempts { throw OrgClientError.gaveUp(attempts: attempt, last: error.message, answerLost: answerLost) }
                 try await Task.sleep(for: .seconds(settings.retry.delay(afterAttempt: attempt)))
                 continue
             }
@@ -132,7 +132,7 @@ public final class SalesforceClient: OrgClient {
             }
             let retryable = response.status >= 500 || RetryPolicy.retryableCodes.contains(error.errorCode)
             guard retryable, attempt < settings.retry.maxAttempts else {
-                if retryable { throw OrgClientError.gaveUp(attempts: attempt, last: error.description) }
+                if retryable { throw OrgClientError.gaveUp(attempts: attempt, last: error.description, answerLost: answerLost) }
                 throw error
             }
             try await Task.sleep(for: .seconds(settings.retry.delay(afterAttempt: attempt)))

@@ -197,7 +197,12 @@ struct SyncUpEngine {
         var results = SyncUpSender.Results()
         var originalIds: [RecordKey: String?] = [:]
         for (index, tree) in trees.enumerated() {
-            for (position, record) in tree.records.enumerated() { originalIds[RecordKey(tree: index, child: position == 0 ? nil : position - 1)] = record.id }
+            for (position, record) in tree.records.enumerated() {
+                let key = RecordKey(tree: index, child: position == 0 ? nil : position - 1)
+                originalIds[key] = record.id
+                // An earlier run gave up on it after a lost answer: the org may have applied it.
+                if record.lastErrorCode == SyncUpError.answerLost { results.mayHaveBeenApplied.insert(key) }
+            }
         }
         let conflicts = settings.mergeMode == .leaveIfChanged
             ? try await SyncUpConflictChecker(client: client, target: target).conflicts(in: trees) : [:]
@@ -278,8 +283,8 @@ struct SyncUpEngine {
         let before = tally
         let (outcome, after) = try await Task { [self] in
             var saved = before
-            let outcome = try await commit(trees, final: final, kinds: kinds, sent: sent, removed: removed, journal: results.journalIds,
-                                           refused: results.refusedJournalIds, originalIds: originalIds, tally: &saved)
+            let outcome = try await commit(trees, final: final, kinds: kinds, sent: sent, removed: removed, results: results,
+                                           originalIds: originalIds, tally: &saved)
             return (outcome, saved)
         }.value
         tally = after
@@ -371,7 +376,7 @@ struct SyncUpEngine {
     /// entries (only attempts whose answer was lost stay; an attempt the org refused goes even
     /// when a later attempt's answer was lost); then counts and result rows.
     private func commit(_ trees: [SyncUpTree], final: [RecordKey: SyncUpOutcome], kinds: [RecordKey: SyncUpOperation.Kind],
-                        sent: [RecordKey: JSONObject], removed: Set<RecordKey>, journal: [RecordKey: [Int64]], refused: [Int64],
+                        sent: [RecordKey: JSONObject], removed: Set<RecordKey>, results: SyncUpSender.Results,
                         originalIds: [RecordKey: String?], tally: inout Tally) async throws -> PageOutcome {
         var changes = SoupChangeSet()
         var page = PageOutcome()
@@ -387,10 +392,10 @@ struct SyncUpEngine {
                 }
             }
         }
-        for (key, ids) in journal where final[key]?.isSettled == true {
+        for (key, ids) in results.journalIds where final[key]?.isSettled == true {
             changes.settledJournalIds.append(contentsOf: ids)
         }
-        changes.settledJournalIds.append(contentsOf: Set(refused).subtracting(changes.settledJournalIds))
+        changes.settledJournalIds.append(contentsOf: Set(results.refusedJournalIds).subtracting(changes.settledJournalIds))
         if !settings.dryRun {
             try await propagateNewIds(trees, final: final, originalIds: originalIds, into: &changes)
             try await store.apply(changes)
@@ -406,6 +411,11 @@ struct SyncUpEngine {
             let fileKind: SyncUpResultFiles.Kind
             var action = operation == "upsert" ? "create" : operation
             switch outcome {
+            case .matched:
+                // A match for a record an earlier attempt may have applied may be that attempt's
+                // own create: counted created, so no record is counted twice.
+                countKey = results.mayHaveBeenApplied.contains(key) ? StageCounts.created : StageCounts.updated
+                fileKind = settings.dryRun ? .plan : .success
             case .succeeded, .discarded, .planned:
                 countKey = kind == .create || kind == .upsert ? StageCounts.created : kind == .update ? StageCounts.updated : StageCounts.deleted
                 fileKind = settings.dryRun ? .plan : .success

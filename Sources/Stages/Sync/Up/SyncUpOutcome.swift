@@ -4,6 +4,9 @@ import JSON
 enum SyncUpOutcome: Sendable {
     /// The org accepted it; `id` is the record's id (new for a create).
     case succeeded(id: String?)
+    /// An upsert the org applied to a record it already had (matched by external id): an
+    /// update, counted as one.
+    case matched(id: String?)
     /// The org refused it.
     case failed(SyncUpError)
     /// The answer was lost: the org may or may not have applied it.
@@ -19,8 +22,18 @@ enum SyncUpOutcome: Sendable {
     case notSent
 
     var isSuccess: Bool {
-        if case .succeeded = self { return true }
-        return false
+        switch self {
+        case .succeeded, .matched: return true
+        default: return false
+        }
+    }
+
+    /// The record's id when the org accepted the write.
+    var acceptedId: String? {
+        switch self {
+        case .succeeded(let id), .matched(let id): return id
+        default: return nil
+        }
     }
 
     var isUncertain: Bool {
@@ -97,12 +110,15 @@ struct SyncUpError: Sendable, Equatable {
         return code == "INVALID_CROSS_REFERENCE_KEY" && (fields.isEmpty || fields == ["Id"])
     }
 
-    /// The code of a request the client retried until it gave up.
+    /// The code of a request the client retried until it gave up, every attempt refused.
     static let retriesExhausted = "RETRIES_EXHAUSTED"
+    /// The code of an idempotent write (an upsert, an update, a delete) the client gave up on after
+    /// an attempt's answer was lost: the org may have applied it, and sending it again is safe.
+    static let answerLost = "ANSWER_LOST"
 
     /// An error that says "try again later": the org applied nothing (row lock, busy server).
     var isTransient: Bool {
-        [Self.retriesExhausted, "UNABLE_TO_LOCK_ROW", "SERVER_UNAVAILABLE", "REQUEST_RUNNING_TOO_LONG"].contains(code)
+        [Self.retriesExhausted, Self.answerLost, "UNABLE_TO_LOCK_ROW", "SERVER_UNAVAILABLE", "REQUEST_RUNNING_TOO_LONG"].contains(code)
     }
 
     /// A record this one refers to through `field` does not exist on the server.

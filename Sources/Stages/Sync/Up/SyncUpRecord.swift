@@ -51,6 +51,11 @@ public struct SyncUpRecord: Sendable {
     public var hasServerId: Bool { id.map { !SyncField.isLocalId($0) } ?? false }
 
     public var isDirty: Bool { entry.isDirty }
+    /// The error code of the record's last failed sync up (`__last_error__`), if any.
+    public var lastErrorCode: String? {
+        guard let text = entry[SyncField.lastError]?.stringValue, let error = try? JSONParser.parse(text) else { return nil }
+        return error["errorCode"]?.stringValue
+    }
     public var isLocallyCreated: Bool { entry[SyncField.locallyCreated]?.isTruthy ?? false }
     public var isLocallyUpdated: Bool { entry[SyncField.locallyUpdated]?.isTruthy ?? false }
     public var isLocallyDeleted: Bool { entry[SyncField.locallyDeleted]?.isTruthy ?? false }

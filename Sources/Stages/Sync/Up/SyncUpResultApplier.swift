@@ -67,7 +67,7 @@ struct SyncUpResultApplier {
             return
         }
         switch outcome {
-        case .succeeded(let id):
+        case .succeeded(let id), .matched(let id):
             if let id, kind == .create || kind == .upsert { relink(&tree, to: id) }
             tree.parent.entry.markClean()
         case .failed(let error) where error.recordMissing && kind == .update:
@@ -98,7 +98,7 @@ struct SyncUpResultApplier {
             return
         }
         switch outcome {
-        case .succeeded(let id):
+        case .succeeded(let id), .matched(let id):
             if let id { tree.children[position].id = id }
             tree.children[position].entry.markClean()
         case .failed(let error) where tree.parentIdField.map(error.referenceMissing) == true:

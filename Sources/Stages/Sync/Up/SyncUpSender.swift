@@ -26,6 +26,10 @@ struct SyncUpSender {
         /// Journal entries of attempts the org refused (a row lock, a busy server): nothing of
         /// them was applied, so they go with the page whatever becomes of a later attempt.
         var refusedJournalIds: [Int64] = []
+        /// Records an earlier attempt may have applied (an answer lost, then sent again): an
+        /// upsert of theirs that matches an existing record may have matched its own first
+        /// attempt, so it counts as created, not updated.
+        var mayHaveBeenApplied = Set<RecordKey>()
     }
 
     func send(_ phases: [[SyncUpRequest]], into results: inout Results) async throws {
@@ -55,8 +59,12 @@ struct SyncUpSender {
                 for _ in 0..<max(1, maxInFlight) { startNext() }
                 while let sent = await group.next() {
                     for (key, id) in sent.journalIds {
+                        let refused = Set(results.refusedJournalIds)
+                        if sent.retried || results.journalIds[key, default: []].contains(where: { !refused.contains($0) }) {
+                            results.mayHaveBeenApplied.insert(key)
+                        }
                         results.journalIds[key, default: []].append(id)
-                        if sent.outcomes[key]?.error != nil { results.refusedJournalIds.append(id) }
+                        if let error = sent.outcomes[key]?.error, error.code != SyncUpError.answerLost { results.refusedJournalIds.append(id) }
                     }
                     results.outcomes.merge(sent.outcomes) { $1 }
                     if let fatal = sent.fatal, stop == nil { stop = fatal }
@@ -86,6 +94,8 @@ struct SyncUpSender {
     private struct Sent: Sendable {
         var journalIds: [RecordKey: Int64] = [:]
         var outcomes: [RecordKey: SyncUpOutcome] = [:]
+        /// Sent more than once by the client (a retry after a refusal, a lost answer or a re-login).
+        var retried = false
         /// An error that must stop the sync up.
         var fatal: (any Error)?
     }
@@ -109,7 +119,9 @@ struct SyncUpSender {
         // window follows it whenever it leaves later than the stamp's margin allows.
         let ids = Array(sent.journalIds.values)
         let lastStamp = Shared(stamped)
+        let attempts = Shared(0)
         let restamp: @Sendable () async throws -> Void = { [self] in
+            attempts.value += 1
             let times = await sendTimes()
             guard times.sentAt - lastStamp.value > Self.stampMarginMs / 2 else { return }
             try await store.restampJournal(ids: ids, sentAt: times.sentAt, serverSentAt: times.serverSentAt, settledBy: times.settledBy)
@@ -124,6 +136,7 @@ struct SyncUpSender {
                 sent.outcomes = try await RequestAttempts(beforeSend: restamp).run {
                     try await execute(request, journalIds: journalIds)
                 }
+                sent.retried = attempts.value > 1
             }
         } catch let stopped as Stopped {
             sent.outcomes = stopped.outcomes
@@ -153,7 +166,7 @@ struct SyncUpSender {
                 if sameRequest.contains(link.parent) {
                     resolved.fields[link.field] = .string("@{\(link.parent.referenceId).id}")
                     resolved.journalLink = link.field
-                } else if case .succeeded(let id?) = outcomes[link.parent] {
+                } else if let id = outcomes[link.parent]?.acceptedId {
                     resolved.fields[link.field] = .string(id)
                 } else if outcomes[link.parent]?.error == nil {
                     unsent[operation.key] = .unresolved("its parent's create is \(outcomes[link.parent]?.isUncertain == true ? "uncertain" : "not confirmed"); sent once the parent is settled")
@@ -247,10 +260,11 @@ struct SyncUpSender {
             case .requestLimitExceeded, .authenticationFailed: throw error
             case .uncertain(let message):
                 return Dictionary(uniqueKeysWithValues: operations.map { ($0.key, .uncertain(message)) })
-            case .gaveUp(let attempts, let last):
-                // Every attempt was answered with a refusal, or (idempotent requests only) lost:
-                // nothing was applied that could not safely be sent again.
-                return failAll(operations, SyncUpError(status: 503, code: SyncUpError.retriesExhausted,
+            case .gaveUp(let attempts, let last, let answerLost):
+                // Every attempt was refused, or (idempotent requests only) lost: nothing was
+                // applied that could not safely be sent again. After a lost answer the org may
+                // have applied it, so the attempt is not counted as refused.
+                return failAll(operations, SyncUpError(status: 503, code: answerLost ? SyncUpError.answerLost : SyncUpError.retriesExhausted,
                                                        message: "no success after \(attempts) attempts: \(last)"))
             case .invalidConfiguration(let message):
                 return failAll(operations, SyncUpError(status: 0, code: "INVALID_CONFIGURATION", message: message))
@@ -281,7 +295,7 @@ struct SyncUpSender {
             case .upsert:
                 let answer = try await client.upsert(operation.objectType, externalIdField: operation.externalIdField ?? "",
                                                      value: operation.externalIdValue ?? "", operation.fields)
-                return .succeeded(id: answer.id)
+                return answer.created == false ? .matched(id: answer.id) : .succeeded(id: answer.id)
             case .update:
                 try await client.update(operation.objectType, id: operation.recordId ?? "", operation.fields)
                 return .succeeded(id: operation.recordId)
@@ -330,7 +344,11 @@ struct SyncUpSender {
             return .failed(SyncUpError(status: 0, code: "NO_RESPONSE", message: "the org's answer had no entry for this record"))
         }
         if (200..<300).contains(response.httpStatusCode) {
-            return .succeeded(id: response.body["id"]?.stringValue ?? operation.recordId)
+            let id = response.body["id"]?.stringValue ?? operation.recordId
+            // An upsert answers 201 when it created the record; 200 (`created: false`) or, in old
+            // API versions, 204 when it matched one.
+            let matched = operation.kind == .upsert && response.httpStatusCode != 201 && response.body["created"]?.boolValue != true
+            return matched ? .matched(id: id) : .succeeded(id: id)
         }
         let first = (response.body[0] ?? response.body).objectValue ?? ["message": .string(response.body.jsonString)]
         return .failed(SyncUpError(status: response.httpStatusCode, json: first))
@@ -389,7 +407,8 @@ struct SyncUpSender {
         var outcomes: [RecordKey: SyncUpOutcome] = [:]
         for (operation, result) in zip(operations, results) {
             if result.success {
-                outcomes[operation.key] = .succeeded(id: result.id ?? operation.recordId)
+                let id = result.id ?? operation.recordId
+                outcomes[operation.key] = operation.kind == .upsert && result.created == false ? .matched(id: id) : .succeeded(id: id)
             } else {
                 outcomes[operation.key] = .failed(result.errors.first.map(Self.error)
                     ?? SyncUpError(status: 400, code: "UNKNOWN_ERROR", message: "the org refused the record without saying why"))
@@ -429,7 +448,8 @@ struct SyncUpSender {
             } else if let error = row.error {
                 outcomes[operation.key] = .failed(SyncUpError(bulkError: error))
             } else {
-                outcomes[operation.key] = .succeeded(id: row.id ?? operation.recordId)
+                let id = row.id ?? operation.recordId
+                outcomes[operation.key] = operation.kind == .upsert && !row.created ? .matched(id: id) : .succeeded(id: id)
             }
         }
         return outcomes
