@@ -7,29 +7,18 @@ users do with a username, password and security token, then drives REST, Composi
 Bulk API 2.0. Run with pytest; PIPELINE_BIN names the binary (default .build/debug/pipeline).
 """
 import asyncio
-import os
-import subprocess
 
 import httpx
 import pytest
 from aiosalesforce import Salesforce, SoapLogin
 from aiosalesforce.exceptions import AuthenticationError
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BINARY = os.environ.get("PIPELINE_BIN", os.path.join(ROOT, ".build", "debug", "pipeline"))
-SEED = os.path.join(ROOT, "samples", "org", "seed.json")
+from conftest import PASSWORD, USERNAME
 
 
 @pytest.fixture()
-def instance_url():
-    process = subprocess.Popen([BINARY, "emulator", "--port", "0", "--seed", SEED],
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    try:
-        line = process.stdout.readline().strip()
-        yield dict(part.split("=", 1) for part in line.split(" "))["instance_url"]
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+def instance_url(emulator):
+    return emulator["instance_url"]
 
 
 class ToEmulator(httpx.AsyncHTTPTransport):
@@ -44,11 +33,11 @@ class ToEmulator(httpx.AsyncHTTPTransport):
         return await super().handle_async_request(request)
 
 
-def run(instance_url, body, password="demo-password"):
+def run(instance_url, body, password=PASSWORD):
     async def main():
         async with httpx.AsyncClient(transport=ToEmulator(instance_url)) as http:
             salesforce = Salesforce(httpx_client=http, base_url="https://emulator.my.salesforce.com",
-                                    auth=SoapLogin(username="demo@syncpipeline.dev", password=password, security_token=""))
+                                    auth=SoapLogin(username=USERNAME, password=password, security_token=""))
             return await body(salesforce)
     return asyncio.run(main())
 

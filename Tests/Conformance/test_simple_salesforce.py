@@ -8,17 +8,13 @@ names the binary (default .build/debug/pipeline).
 """
 import csv
 import io
-import os
-import subprocess
 
 import pytest
 import requests
 from simple_salesforce import Salesforce
 from simple_salesforce.exceptions import SalesforceMalformedRequest, SalesforceResourceNotFound
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BINARY = os.environ.get("PIPELINE_BIN", os.path.join(ROOT, ".build", "debug", "pipeline"))
-SEED = os.path.join(ROOT, "samples", "org", "seed.json")
+from conftest import CLIENT_ID, CLIENT_SECRET, PASSWORD, USERNAME
 
 
 class Downgrade(requests.adapters.HTTPAdapter):
@@ -27,19 +23,6 @@ class Downgrade(requests.adapters.HTTPAdapter):
     def send(self, request, **kwargs):
         request.url = "http://" + request.url.split("://", 1)[1]
         return super().send(request, **kwargs)
-
-
-@pytest.fixture()
-def emulator():
-    process = subprocess.Popen([BINARY, "emulator", "--port", "0", "--seed", SEED],
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    try:
-        line = process.stdout.readline().strip()
-        fields = dict(part.split("=", 1) for part in line.split(" "))
-        yield fields
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 @pytest.fixture()
@@ -56,8 +39,8 @@ def sf(emulator):
             return super().send(request, **kwargs)
 
     session.mount("https://", ToEmulator())
-    return Salesforce(username="demo@syncpipeline.dev", password="demo-password",
-                      consumer_key="demo-client", consumer_secret="demo-secret", session=session)
+    return Salesforce(username=USERNAME, password=PASSWORD, consumer_key=CLIENT_ID, consumer_secret=CLIENT_SECRET,
+                      session=session)
 
 
 def test_login_and_query(sf):

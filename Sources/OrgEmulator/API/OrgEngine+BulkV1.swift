@@ -81,7 +81,7 @@ extension OrgEngine {
             return Self.asyncDocument(batchInfo(batch, job: job), root: "batchInfo", json: speaksJSON, status: 201)
         case ("GET", 3) where parts[2] == "batch":
             let list: JSONValue = .array(job.batches.map { batchInfo($0, job: job) })
-            if speaksJSON { return .json(200, ["batchInfo": list]) }
+            if speaksJSON { return Self.asyncJSON(200, ["batchInfo": list]) }
             return .text(200, Self.xml(["batchInfo": list], root: "batchInfoList"), contentType: "application/xml")
         default:
             break
@@ -96,15 +96,15 @@ extension OrgEngine {
             return .text(200, String(decoding: batch.request, as: UTF8.self), contentType: speaksJSON ? "application/json" : "text/csv")
         case ("GET", 5, "result") where job.operation == "query" || job.operation == "queryAll":
             let resultId = batch.id.replacingOccurrences(of: "751", with: "752")
-            if speaksJSON { return .json(200, [.string(resultId)]) }
+            if speaksJSON { return Self.asyncJSON(200, [.string(resultId)]) }
             return .text(200, "<?xml version=\"1.0\" encoding=\"UTF-8\"?><result-list xmlns=\"\(Self.asyncNamespace)\"><result>\(resultId)</result></result-list>",
                          contentType: "application/xml")
         case ("GET", 6, "result") where job.operation == "query" || job.operation == "queryAll":
-            if speaksJSON { return .json(200, .array(batch.queryRecords)) }
+            if speaksJSON { return Self.asyncJSON(200, .array(batch.queryRecords)) }
             return .text(200, batch.queryCSV, contentType: "text/csv")
         case ("GET", 5, "result"):
             if speaksJSON {
-                return .json(200, .array(batch.results.map { result in
+                return Self.asyncJSON(200, .array(batch.results.map { result in
                     ["success": .bool(result.error == nil), "created": .bool(result.created), "id": result.id.isEmpty ? .null : .string(result.id),
                      "errors": .array(result.error.map { error in
                          [["statusCode": .string(error.errorCode), "message": .string(error.message),
@@ -273,7 +273,13 @@ extension OrgEngine {
     }
 
     static func asyncDocument(_ value: JSONValue, root: String, json: Bool, status: Int = 200) -> EmulatorResponse {
-        json ? .json(status, value) : .text(status, xml(value, root: root), contentType: "application/xml")
+        json ? asyncJSON(status, value) : .text(status, xml(value, root: root), contentType: "application/xml")
+    }
+
+    /// A JSON answer of the Bulk API 1.0: typed `application/json` exactly, without a charset, as
+    /// an org sends it (salesforce-bulk, under amaxa, tells JSON from XML by that exact value).
+    static func asyncJSON(_ status: Int, _ value: JSONValue) -> EmulatorResponse {
+        .text(status, value.jsonString, contentType: "application/json")
     }
 
     static func asyncError(_ status: Int, _ code: String, _ message: String, json: Bool) -> EmulatorResponse {
