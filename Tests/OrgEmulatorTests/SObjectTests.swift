@@ -6,7 +6,11 @@ import Testing
 @Suite struct SObjectTests {
     static let accountFields = ["Id", "IsDeleted", "CreatedDate", "CreatedById", "LastModifiedDate", "LastModifiedById",
                                 "SystemModstamp", "Name", "Description", "Industry", "NumberOfEmployees", "AnnualRevenue",
-                                "External_Id__c", "ParentId"]
+                                "External_Id__c", "ParentId",
+                                // The standard fields the sample seed does not declare (`"standard": true`), and the owner.
+                                "AccountNumber", "Site", "Type", "Rating", "Ownership", "Phone", "Fax", "Website", "Sic", "TickerSymbol",
+                                "BillingStreet", "BillingCity", "BillingState", "BillingPostalCode", "BillingCountry",
+                                "ShippingStreet", "ShippingCity", "ShippingState", "ShippingPostalCode", "ShippingCountry", "OwnerId"]
 
     @Test func createAnswers201WithLocationAndId() async throws {
         try await withEmulator { emu in

@@ -17,10 +17,11 @@ extension OrgEngine {
 
     /// Creates a record and returns its id.
     func createRecord(_ db: Database, object: ObjectSchema, input: JSONObject) throws(APIError) -> String {
-        guard object.name != "Organization" && object.name != "User" else {
+        guard !Self.readOnlyObjects.contains(object.name) else {
             throw APIError(400, "INVALID_TYPE", "sObject type '\(object.name)' cannot be created in the emulator")
         }
         let values = try validator.validate(input, object: object, isCreate: true) { self.liveRecordExists(db, id: $0) }
+        try Self.checkRecordType(values, object: object)
         let now = clock.now()
         do {
             let id = try RecordStore.nextId(db, prefix: object.keyPrefix)
@@ -29,6 +30,7 @@ extension OrgEngine {
             for field in object.fields where fields[field.name] == nil {
                 fields[field.name] = values[field.name] ?? (field.type == .boolean ? .bool(false) : .null)
             }
+            Self.setOrgValues(&fields, object: object, ownerId: try currentUserId(db))
             try RecordStore.save(db, StoredRecord(id: id, type: object.name, fields: fields, isDeleted: false, systemModstamp: now))
             return id
         } catch let error as APIError {
@@ -36,6 +38,28 @@ extension OrgEngine {
         } catch {
             throw APIError(500, "UNKNOWN_EXCEPTION", "\(error)")
         }
+    }
+
+    /// Objects whose records the org keeps itself: read through the API, never written.
+    static let readOnlyObjects: Set<String> = ["Organization", "User", "RecordType"]
+
+    /// The values an org sets itself: the owner (the creating user) and the default record type
+    /// when none is given, and every compound name from its parts.
+    static func setOrgValues(_ fields: inout JSONObject, object: ObjectSchema, ownerId: String) {
+        if object.field("OwnerId") != nil, fields["OwnerId"] == nil || fields["OwnerId"] == .null { fields["OwnerId"] = .string(ownerId) }
+        if let first = object.recordTypes.first, fields["RecordTypeId"] == nil || fields["RecordTypeId"] == .null {
+            fields["RecordTypeId"] = .string(first.id)
+        }
+        for field in object.fields where !field.compound.isEmpty {
+            let parts = field.compound.compactMap { fields[$0]?.stringValue }.filter { !$0.isEmpty }
+            fields[field.name] = parts.isEmpty ? .null : .string(parts.joined(separator: " "))
+        }
+    }
+
+    /// A record type given for a record must be one of its object's.
+    static func checkRecordType(_ values: JSONObject, object: ObjectSchema) throws(APIError) {
+        guard let id = values["RecordTypeId"]?.stringValue, !object.recordTypes.contains(where: { $0.id == id }) else { return }
+        throw APIError(400, "INVALID_CROSS_REFERENCE_KEY", "Record Type ID: this ID value isn't valid for the user: \(id)", fields: ["RecordTypeId"])
     }
 
     /// Resolves an id from a URL or body for `object`: malformed → MALFORMED_ID, missing →
@@ -62,10 +86,12 @@ extension OrgEngine {
         }
         fields["id"] = nil
         let values = try validator.validate(fields, object: object, isCreate: false) { self.liveRecordExists(db, id: $0) }
+        try Self.checkRecordType(values, object: object)
         let now = clock.now()
         do {
             try checkUnique(db, object: object, values: values, excluding: record.id)
             for (name, value) in values { record.fields[name] = value }
+            Self.setOrgValues(&record.fields, object: object, ownerId: try currentUserId(db))
             record.fields["LastModifiedDate"] = .string(SalesforceTime.format(now))
             record.fields["LastModifiedById"] = .string(try currentUserId(db))
             record.fields["SystemModstamp"] = .string(SalesforceTime.format(now))

@@ -108,7 +108,7 @@ extension OrgEngine {
 
     func describeSummary(_ object: ObjectSchema, version: String) -> JSONValue {
         let base = "/services/data/v\(version)/sobjects/\(object.name)"
-        let writable = object.name != "Organization" && object.name != "User"
+        let writable = !Self.readOnlyObjects.contains(object.name)
         return [
             "name": .string(object.name), "label": .string(object.label), "labelPlural": .string(object.labelPlural),
             "keyPrefix": .string(object.keyPrefix), "custom": .bool(object.custom), "createable": .bool(writable),
@@ -120,6 +120,18 @@ extension OrgEngine {
             "triggerable": .bool(writable), "associateEntityType": .null, "associateParentEntity": .null,
             "urls": ["sobject": .string(base), "describe": .string(base + "/describe"), "rowTemplate": .string(base + "/{ID}")],
         ]
+    }
+
+    /// Every object has the Master record type; the first of its own (if any) is the default.
+    func recordTypeInfos(_ object: ObjectSchema, version: String) -> [JSONValue] {
+        func info(id: String, developerName: String, name: String, isDefault: Bool, master: Bool) -> JSONValue {
+            ["active": true, "available": true, "defaultRecordTypeMapping": .bool(isDefault), "developerName": .string(developerName),
+             "master": .bool(master), "name": .string(name), "recordTypeId": .string(id),
+             "urls": ["layout": .string("/services/data/v\(version)/sobjects/\(object.name)/describe/layouts/\(id)")]]
+        }
+        return object.recordTypes.enumerated().map { offset, recordType in
+            info(id: recordType.id, developerName: recordType.developerName, name: recordType.name, isDefault: offset == 0, master: false)
+        } + [info(id: ObjectSchema.masterRecordTypeId, developerName: "Master", name: "Master", isDefault: object.recordTypes.isEmpty, master: true)]
     }
 
     func describe(_ object: ObjectSchema, version: String) -> JSONValue {
@@ -143,6 +155,8 @@ extension OrgEngine {
             entry["defaultValue"] = field.defaultValue ?? .null
             entry["custom"] = .bool(field.custom)
             entry["calculated"] = false
+            entry["nameField"] = .bool(field.name == "Name")
+            entry["compoundFieldName"] = object.fields.first { $0.compound.contains(field.name) }.map { .string($0.name) } ?? .null
             entry["filterable"] = true
             entry["sortable"] = true
             entry["restrictedPicklist"] = .bool(field.restrictedPicklist)
@@ -158,6 +172,7 @@ extension OrgEngine {
             entry["writeRequiresMasterRead"] = false
             return .object(entry)
         })
+        output["recordTypeInfos"] = .array(recordTypeInfos(object, version: version))
         output["childRelationships"] = .array(object.childRelationships.map { relationship in
             ["cascadeDelete": .bool(relationship.cascadeDelete), "childSObject": .string(relationship.childSObject),
              "deprecatedAndHidden": false, "field": .string(relationship.field),

@@ -86,6 +86,8 @@ actor OrgEngine {
             fields["Username"] = .string(user.username)
             fields["Name"] = .string(user.username)
             fields["Email"] = .string(user.username)
+            fields["Alias"] = .string(String(user.username.prefix { $0 != "@" }.prefix(8)))
+            fields["IsActive"] = .bool(true)
             try RecordStore.save(db, StoredRecord(id: id, type: "User", fields: fields, isDeleted: false, systemModstamp: now))
         }
         var organization = systemValues(id: orgId, userId: userIds[0], timestamp: timestamp)
@@ -101,6 +103,19 @@ actor OrgEngine {
         organization["TimeZoneSidKey"] = .string("GMT")
         organization["Country"] = .string("US")
         try RecordStore.save(db, StoredRecord(id: orgId, type: "Organization", fields: organization, isDeleted: false, systemModstamp: now))
+
+        for object in seed.schema.objects {
+            for recordType in object.recordTypes {
+                var fields = systemValues(id: recordType.id, userId: userIds[0], timestamp: timestamp)
+                fields["Name"] = .string(recordType.name)
+                fields["DeveloperName"] = .string(recordType.developerName)
+                fields["SobjectType"] = .string(object.name)
+                fields["IsActive"] = .bool(true)
+                fields["Description"] = .null
+                fields["NamespacePrefix"] = .null
+                try RecordStore.save(db, StoredRecord(id: recordType.id, type: "RecordType", fields: fields, isDeleted: false, systemModstamp: now))
+            }
+        }
 
         var keys: [String: String] = [:]
         for record in seed.records {
@@ -118,6 +133,7 @@ actor OrgEngine {
                     fields[field.name] = (try? RecordValidator(schema: seed.schema).convert(value, field: field, object: object) { _ in true }) ?? value
                 }
             }
+            setOrgValues(&fields, object: object, ownerId: userIds[0])
             if let key = record.key { keys[key] = id }
             try RecordStore.save(db, StoredRecord(id: id, type: object.name, fields: fields, isDeleted: false, systemModstamp: now))
         }

@@ -62,6 +62,8 @@ public struct FieldSchema: Sendable {
     /// For references: every object the field may point at — several for a polymorphic lookup
     /// (`Task.WhatId` → Account, Opportunity).
     public var referenceTargets: [String] = []
+    /// A compound name's parts (Contact.Name from FirstName and LastName): set by the org, read-only.
+    public var compound: [String] = []
 
     /// `true` for required fields a create must supply.
     public var isRequiredOnCreate: Bool { !nillable && createable && !defaultedOnCreate && type != .boolean }
@@ -76,8 +78,19 @@ public struct ChildRelationship: Sendable {
     public var restrictedDelete: Bool
 }
 
+/// A record type of an object (`RecordType` records; describe's `recordTypeInfos`).
+public struct RecordTypeInfo: Sendable {
+    public var id: String
+    public var developerName: String
+    public var name: String
+}
+
 /// An emulated object (standard or custom) and its fields.
 public struct ObjectSchema: Sendable {
+    /// The key prefix of RecordType ids; `012000000000000AAA` is every object's Master record type.
+    static let recordTypePrefix = "012"
+    static let masterRecordTypeId = "012000000000000AAA"
+
     public var name: String
     public var label: String
     public var labelPlural: String
@@ -86,6 +99,8 @@ public struct ObjectSchema: Sendable {
     /// Fields in describe order, system fields included.
     public var fields: [FieldSchema]
     public var childRelationships: [ChildRelationship] = []
+    /// The record types besides Master, the first being the default for new records.
+    public var recordTypes: [RecordTypeInfo] = []
 
     /// The field named `name`, case-insensitively, as Salesforce matches field names.
     public func field(_ name: String) -> FieldSchema? {

@@ -1,4 +1,5 @@
 import Foundation
+import Formats
 import JSON
 
 /// A problem in a seed file, located by JSON path (or line and column for syntax errors).
@@ -76,6 +77,7 @@ public struct OrgSeed: Sendable {
 private struct SeedDecoder {
     let file: String
     var errors: [SeedError] = []
+    var recordTypeCount = 0
 
     init(file: String) {
         self.file = file
@@ -97,8 +99,14 @@ private struct SeedDecoder {
         }
         let users = decodeUsers(root["users"])
         var objects = builtInObjects()
+        // Standard fields refer only to the objects the seed has (Task.WhatId → Case when it has Case).
+        let names = Set(objects.map { $0.name.lowercased() } + (root["objects"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue?.lowercased() })
         for (offset, value) in (root["objects"]?.arrayValue ?? []).enumerated() {
-            if let object = decodeObject(value, path: "objects[\(offset)]") {
+            if var object = decodeObject(value, path: "objects[\(offset)]", objectNames: names) {
+                for index in object.recordTypes.indices {
+                    recordTypeCount += 1
+                    object.recordTypes[index].id = SalesforceId.make(prefix: ObjectSchema.recordTypePrefix, counter: Int64(recordTypeCount))
+                }
                 if objects.contains(where: { $0.name.lowercased() == object.name.lowercased() }) {
                     fail("objects[\(offset)].name", "object \(object.name) is declared twice")
                 } else if objects.contains(where: { $0.keyPrefix == object.keyPrefix }) {
@@ -148,13 +156,13 @@ private struct SeedDecoder {
     static let fieldKeys: Set<String> = [
         "name", "label", "type", "length", "precision", "scale", "required", "unique", "externalId", "idLookup", "createable",
         "updateable", "picklistValues", "restrictedPicklist", "referenceTo", "relationshipName", "childRelationshipName",
-        "relationship", "cascadeDelete", "restrictedDelete", "default",
+        "relationship", "cascadeDelete", "restrictedDelete", "default", "standard", "compound",
     ]
 
-    mutating func decodeObject(_ value: JSONValue, path: String) -> ObjectSchema? {
+    mutating func decodeObject(_ value: JSONValue, path: String, objectNames: Set<String>) -> ObjectSchema? {
         guard let object = value.objectValue else { fail(path, "must be an object"); return nil }
-        for key in object.keys where !["name", "label", "labelPlural", "keyPrefix", "fields"].contains(key) {
-            fail("\(path).\(key)", "unknown key; expected name, label, labelPlural, keyPrefix or fields")
+        for key in object.keys where !["name", "label", "labelPlural", "keyPrefix", "fields", "standard", "recordTypes"].contains(key) {
+            fail("\(path).\(key)", "unknown key; expected name, label, labelPlural, keyPrefix, fields, standard or recordTypes")
         }
         guard let name = object["name"]?.stringValue, name.range(of: #"^[A-Za-z][A-Za-z0-9_]*$"#, options: .regularExpression) != nil else {
             fail("\(path).name", "is required: letters, digits and underscores")
@@ -174,13 +182,58 @@ private struct SeedDecoder {
             }
             fields.append(field)
         }
-        return ObjectSchema(name: name, label: object["label"]?.stringValue ?? name, labelPlural: object["labelPlural"]?.stringValue ?? name + "s",
-                            keyPrefix: prefix, custom: custom, fields: fields)
+        if let standard = object["standard"] {
+            if standard.boolValue == nil { fail("\(path).standard", "must be a boolean") }
+            if standard.boolValue == true {
+                if StandardFields.fields(of: name).isEmpty {
+                    fail("\(path).standard", "no standard fields are known for \(name); standard objects: Account, Contact, Opportunity, Case, Task")
+                }
+                for var definition in StandardFields.fields(of: name) {
+                    guard let fieldName = definition["name"]?.stringValue, !fields.contains(where: { $0.name.lowercased() == fieldName.lowercased() }) else { continue }
+                    if let targets = definition["referenceTo"] {
+                        let known = (targets.stringValue.map { [$0] } ?? targets.arrayValue?.compactMap(\.stringValue) ?? [])
+                            .filter { objectNames.contains($0.lowercased()) }
+                        if known.isEmpty { continue }
+                        definition["referenceTo"] = .array(known.map(JSONValue.string))
+                    }
+                    if let field = decodeField(.object(definition), path: "\(path).standard(\(fieldName))", objectName: name) { fields.append(field) }
+                }
+            }
+        }
+        // Every record has an owner, except the details of a master-detail (their master's owns them).
+        if !fields.contains(where: { $0.masterDetail || $0.name.lowercased() == "ownerid" }) {
+            fields.append(Self.ownerField())
+        }
+        var recordTypes: [RecordTypeInfo] = []
+        if let value = object["recordTypes"] {
+            for (offset, element) in (value.arrayValue ?? []).enumerated() {
+                let developerName = element.stringValue ?? element["developerName"]?.stringValue
+                guard let developerName, developerName.range(of: #"^[A-Za-z][A-Za-z0-9_]*$"#, options: .regularExpression) != nil else {
+                    fail("\(path).recordTypes[\(offset)]", "must be a developer name, or an object with developerName and name")
+                    continue
+                }
+                recordTypes.append(RecordTypeInfo(id: "", developerName: developerName, name: element["name"]?.stringValue ?? developerName))
+            }
+            if value.arrayValue == nil { fail("\(path).recordTypes", "must be an array") }
+            if !recordTypes.isEmpty { fields.append(Self.recordTypeField()) }
+        }
+        var schema = ObjectSchema(name: name, label: object["label"]?.stringValue ?? name, labelPlural: object["labelPlural"]?.stringValue ?? name + "s",
+                                  keyPrefix: prefix, custom: custom, fields: fields)
+        schema.recordTypes = recordTypes
+        return schema
     }
 
     mutating func decodeField(_ value: JSONValue, path: String, objectName: String) -> FieldSchema? {
-        guard let field = value.objectValue else { fail(path, "must be an object"); return nil }
+        guard var field = value.objectValue else { fail(path, "must be an object"); return nil }
         for key in field.keys where !Self.fieldKeys.contains(key) { fail("\(path).\(key)", "unknown key") }
+        if field["standard"]?.boolValue == true, let name = field["name"]?.stringValue {
+            guard var definition = StandardFields.field(name, of: objectName) else {
+                fail("\(path).standard", "\(objectName) has no standard field \(name) in the emulator's catalog (docs/seed-format.md)")
+                return nil
+            }
+            for (key, value) in field where key != "standard" { definition[key] = value }
+            field = definition
+        }
         guard let name = field["name"]?.stringValue, name.range(of: #"^[A-Za-z][A-Za-z0-9_]*$"#, options: .regularExpression) != nil else {
             fail("\(path).name", "is required: a letter, then letters, digits and underscores (as an API name)")
             return nil
@@ -246,7 +299,43 @@ private struct SeedDecoder {
             cascadeDelete: masterDetail || bool("cascadeDelete", false), restrictedDelete: bool("restrictedDelete", false),
             custom: name.hasSuffix("__c"))
         schema.referenceTargets = type == .reference ? targets : []
+        if let compound = field["compound"] {
+            guard let parts = compound.arrayValue?.compactMap(\.stringValue), !parts.isEmpty, type.isText else {
+                fail("\(path).compound", "must be an array of the text fields this field joins, on a text field")
+                return nil
+            }
+            // Set by the org from its parts (Contact.Name from FirstName and LastName).
+            schema.compound = parts
+            schema.createable = false
+            schema.updateable = false
+            schema.nillable = true
+        }
         return schema
+    }
+
+    /// `OwnerId`: the user who owns the record, the creating user by default.
+    static func ownerField() -> FieldSchema {
+        var owner = systemFields().first { $0.name == "CreatedById" }!
+        owner.name = "OwnerId"
+        owner.label = "Owner ID"
+        owner.relationshipName = "Owner"
+        owner.createable = true
+        owner.updateable = true
+        return owner
+    }
+
+    /// `RecordTypeId`, on objects with record types: the object's first record type by default.
+    static func recordTypeField() -> FieldSchema {
+        var recordType = systemFields().first { $0.name == "CreatedById" }!
+        recordType.name = "RecordTypeId"
+        recordType.label = "Record Type ID"
+        recordType.referenceTo = "RecordType"
+        recordType.referenceTargets = ["RecordType"]
+        recordType.relationshipName = "RecordType"
+        recordType.createable = true
+        recordType.updateable = true
+        recordType.nillable = true
+        return recordType
     }
 
     mutating func decodeRecords(_ value: JSONValue?, schema: OrgSchema) -> [SeedRecord] {
@@ -308,7 +397,7 @@ private struct SeedDecoder {
         ]
     }
 
-    /// Organization (for `SELECT IsSandbox FROM Organization`) and User, present in every org.
+    /// Organization (for `SELECT IsSandbox FROM Organization`), User and RecordType, present in every org.
     func builtInObjects() -> [ObjectSchema] {
         func text(_ name: String) -> FieldSchema {
             FieldSchema(name: name, label: name, type: .string, length: 255, precision: 0, scale: 0, nillable: true, createable: false,
@@ -324,13 +413,21 @@ private struct SeedDecoder {
         trialExpiration.length = 0
         var username = text("Username")
         username.idLookup = true
+        var isActive = text("IsActive")
+        isActive.type = .boolean
+        isActive.length = 0
+        var developerName = text("DeveloperName")
+        developerName.length = 80
         return [
             ObjectSchema(name: "Organization", label: "Organization", labelPlural: "Organizations", keyPrefix: "00D", custom: false,
                          fields: Self.systemFields() + [text("Name"), isSandbox, text("OrganizationType"), text("InstanceName"),
                                                          text("NamespacePrefix"), trialExpiration, text("LanguageLocaleKey"),
                                                          text("DefaultLocaleSidKey"), text("TimeZoneSidKey"), text("Country")]),
             ObjectSchema(name: "User", label: "User", labelPlural: "Users", keyPrefix: "005", custom: false,
-                         fields: Self.systemFields() + [username, text("Name"), text("Email")]),
+                         fields: Self.systemFields() + [username, text("Name"), text("Email"), text("Alias"), isActive]),
+            ObjectSchema(name: "RecordType", label: "Record Type", labelPlural: "Record Types", keyPrefix: ObjectSchema.recordTypePrefix,
+                         custom: false, fields: Self.systemFields() + [text("Name"), developerName, text("SobjectType"), isActive,
+                                                                        text("Description"), text("NamespacePrefix")]),
         ]
     }
 }
