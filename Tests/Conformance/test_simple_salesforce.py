@@ -170,3 +170,19 @@ def test_bulk_v1_insert_upsert_query_delete(sf):
     deleted = sf.bulk.Account.delete([{"Id": row["Id"]} for row in rows])
     assert all(row["success"] for row in deleted)
     assert sf.query("SELECT COUNT() FROM Account WHERE Name LIKE 'V1 %'")["totalSize"] == 0
+
+
+def test_search_and_tooling(sf):
+    """SOSL through sf.search / sf.quick_search, and a Tooling API query."""
+    found = sf.search("FIND {Acme OR Globex} RETURNING Account(Name ORDER BY Name), Contact(LastName WHERE FirstName = 'Road')")
+    records = found["searchRecords"]
+    assert [(r["attributes"]["type"], r.get("Name") or r.get("LastName")) for r in records] == [
+        ("Account", "Acme Corporation"), ("Account", "Globex"), ("Contact", "Runner")]
+    quick = sf.quick_search("Globex")
+    assert "Account" in {r["attributes"]["type"] for r in quick["searchRecords"]}
+    with pytest.raises(SalesforceMalformedRequest):
+        sf.search("FIND Acme")
+
+    entities = sf.toolingexecute("query/?q=SELECT+QualifiedApiName,KeyPrefix+FROM+EntityDefinition+WHERE+KeyPrefix='003'")
+    assert entities["records"][0]["QualifiedApiName"] == "Contact"
+    assert sf.toolingexecute("query/?q=SELECT+Id,Name+FROM+ApexClass")["totalSize"] == 0

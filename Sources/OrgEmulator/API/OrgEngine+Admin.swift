@@ -9,7 +9,7 @@ extension OrgEngine {
             case ("GET", "stats"):
                 let counts = (try? read { db in try RecordStore.counts(db) }) ?? [:]
                 var records = JSONObject()
-                for name in schema.objects.map(\.name).sorted() { records[name] = .integer(Int64(counts[name] ?? 0)) }
+                for name in schema.objects.filter({ !$0.tooling }).map(\.name).sorted() { records[name] = .integer(Int64(counts[name] ?? 0)) }
                 var byKind = JSONObject()
                 for name in stats.byKind.keys.sorted() { byKind[name] = .integer(Int64(stats.byKind[name]!)) }
                 return .json(200, [

@@ -133,6 +133,10 @@ extension OrgEngine {
                 return .json(200, limits())
             case ("GET", "query"), ("GET", "queryAll"):
                 return try query(request, version: version, parts: parts)
+            case ("GET", "search") where parts.count == 1:
+                return try search(request, version: version)
+            case ("GET", "tooling"):
+                return try tooling(request, version: version, parts: Array(parts.dropFirst()))
             case (_, "sobjects"):
                 return try sobjects(request, version: version, parts: Array(parts.dropFirst()))
             case ("POST", "composite") where parts.count == 2 && parts[1] == "batch":
@@ -190,6 +194,8 @@ extension OrgEngine {
         switch rest.first {
         case "limits": return "limits"
         case "query", "queryAll": return "query"
+        case "search": return "search"
+        case "tooling": return "tooling"
         case "jobs": return "bulk"
         case "composite":
             if rest.count > 1 && rest[1] == "graph" { return "graph" }
@@ -226,7 +232,7 @@ extension OrgEngine {
 
     func resourceIndex(version: String) -> JSONValue {
         var object = JSONObject()
-        for name in ["sobjects", "query", "queryAll", "composite", "limits", "jobs"] {
+        for name in ["sobjects", "query", "queryAll", "search", "composite", "limits", "jobs", "tooling"] {
             object[name] = .string("/services/data/v\(version)/\(name)")
         }
         return .object(object)
@@ -241,7 +247,7 @@ extension OrgEngine {
         } catch {
             throw APIError(500, "UNKNOWN_EXCEPTION", "\(error)")
         }
-        var names = counts.keys.sorted()
+        var names = counts.keys.filter { schema.object($0)?.tooling != true }.sorted()
         if let wanted = request.query["sObjects"] {
             names = wanted.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
             for name in names where seed.schema.object(name) == nil {

@@ -41,7 +41,7 @@ extension OrgEngine {
     }
 
     /// Objects whose records the org keeps itself: read through the API, never written.
-    static let readOnlyObjects: Set<String> = ["Organization", "User", "RecordType"]
+    static let readOnlyObjects: Set<String> = ["Organization", "User", "RecordType", "EntityDefinition", "ApexClass", "InstalledSubscriberPackage"]
 
     /// The values an org sets itself: the owner (the creating user) and the default record type
     /// when none is given, and every compound name from its parts.

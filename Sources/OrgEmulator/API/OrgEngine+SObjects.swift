@@ -103,7 +103,8 @@ extension OrgEngine {
     }
 
     func globalDescribe(version: String) -> JSONValue {
-        ["encoding": "UTF-8", "maxBatchSize": 200, "sobjects": .array(schema.objects.map { describeSummary($0, version: version) })]
+        ["encoding": "UTF-8", "maxBatchSize": 200,
+         "sobjects": .array(schema.objects.filter { !$0.tooling }.map { describeSummary($0, version: version) })]
     }
 
     func describeSummary(_ object: ObjectSchema, version: String) -> JSONValue {

@@ -117,6 +117,22 @@ actor OrgEngine {
             }
         }
 
+        for object in seed.schema.objects where !object.tooling {
+            let id = try RecordStore.nextId(db, prefix: "4ie")
+            var fields = systemValues(id: id, userId: userIds[0], timestamp: timestamp)
+            fields["DurableId"] = .string(object.name)
+            fields["QualifiedApiName"] = .string(object.name)
+            fields["DeveloperName"] = .string(object.custom ? String(object.name.dropLast(3)) : object.name)
+            fields["Label"] = .string(object.label)
+            fields["PluralLabel"] = .string(object.labelPlural)
+            fields["KeyPrefix"] = .string(object.keyPrefix)
+            fields["NamespacePrefix"] = .null
+            fields["IsCustomizable"] = .bool(!Self.readOnlyObjects.contains(object.name))
+            fields["IsQueryable"] = true
+            fields["IsCustomSetting"] = false
+            try RecordStore.save(db, StoredRecord(id: id, type: "EntityDefinition", fields: fields, isDeleted: false, systemModstamp: now))
+        }
+
         var keys: [String: String] = [:]
         for record in seed.records {
             let object = seed.schema.object(record.type)!

@@ -101,6 +101,9 @@ public struct ObjectSchema: Sendable {
     public var childRelationships: [ChildRelationship] = []
     /// The record types besides Master, the first being the default for new records.
     public var recordTypes: [RecordTypeInfo] = []
+    /// A Tooling API object (EntityDefinition, ApexClass): served under `/tooling`, left out of
+    /// the data API's global describe, search and record counts.
+    public var tooling = false
 
     /// The field named `name`, case-insensitively, as Salesforce matches field names.
     public func field(_ name: String) -> FieldSchema? {

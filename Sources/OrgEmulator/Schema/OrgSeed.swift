@@ -428,6 +428,33 @@ private struct SeedDecoder {
             ObjectSchema(name: "RecordType", label: "Record Type", labelPlural: "Record Types", keyPrefix: ObjectSchema.recordTypePrefix,
                          custom: false, fields: Self.systemFields() + [text("Name"), developerName, text("SobjectType"), isActive,
                                                                         text("Description"), text("NamespacePrefix")]),
+        ] + toolingObjects(text: text, flag: { name in
+            var field = text(name)
+            field.type = .boolean
+            field.length = 0
+            return field
+        })
+    }
+
+    /// The Tooling API objects a client's first queries read: one EntityDefinition per object, and
+    /// (empty) ApexClass and InstalledSubscriberPackage.
+    func toolingObjects(text: (String) -> FieldSchema, flag: (String) -> FieldSchema) -> [ObjectSchema] {
+        var apiVersion = text("ApiVersion")
+        apiVersion.type = .double
+        apiVersion.length = 0
+        let objects = [
+            ObjectSchema(name: "EntityDefinition", label: "Entity Definition", labelPlural: "Entity Definitions", keyPrefix: "4ie", custom: false,
+                         fields: Self.systemFields() + ["DurableId", "QualifiedApiName", "DeveloperName", "Label", "PluralLabel", "KeyPrefix",
+                                                        "NamespacePrefix"].map(text) + ["IsCustomizable", "IsQueryable", "IsCustomSetting"].map(flag)),
+            ObjectSchema(name: "ApexClass", label: "Apex Class", labelPlural: "Apex Classes", keyPrefix: "01p", custom: false,
+                         fields: Self.systemFields() + ["Name", "NamespacePrefix", "Body", "Status"].map(text) + [apiVersion]),
+            ObjectSchema(name: "InstalledSubscriberPackage", label: "Installed Package", labelPlural: "Installed Packages", keyPrefix: "0A3",
+                         custom: false, fields: Self.systemFields() + ["SubscriberPackageId", "SubscriberPackageVersionId"].map(text)),
         ]
+        return objects.map { object in
+            var tooling = object
+            tooling.tooling = true
+            return tooling
+        }
     }
 }
