@@ -76,7 +76,9 @@ public final class FuzzEmulator: Sendable {
     /// Whether an answer is one an org could give: anything under 500, a 503 (busy), or the
     /// SOAP API's faults, which an org sends as 500.
     public static func isAcceptable(_ status: Int, for input: Data) -> Bool {
-        status < 500 || status == 503 || request(from: input).target.hasPrefix("/services/Soap/")
+        // SOAP faults are HTTP 500, as in an org; the emulator reads `//services/Soap` as `/services/Soap`.
+        let path = request(from: input).target.split(separator: "/", omittingEmptySubsequences: true).joined(separator: "/")
+        return status < 500 || status == 503 || path.hasPrefix("services/Soap/")
     }
 
     public func stop() async {
