@@ -94,6 +94,32 @@ import Testing
         }
     }
 
+    /// Collections calls in a Composite request, a children's call referring to the parents'
+    /// results by position; at most 5 such calls (or queries) a request.
+    @Test func collectionsCallsReferToEarlierCallsResults() async throws {
+        try await withEmulator { emu in
+            let parents: JSONValue = ["allOrNone": false, "records": [
+                ["attributes": ["type": "Account"], "Name": "Coll P0"], ["attributes": ["type": "Account"], "Name": "Coll P1"],
+            ]]
+            let children: JSONValue = ["allOrNone": false, "records": [
+                ["attributes": ["type": "Contact"], "LastName": "Coll C1", "AccountId": "@{c0[1].id}"],
+            ]]
+            let reply = try await emu.rest("POST", "/composite", json: ["compositeRequest": [
+                Self.subrequest("POST", "/composite/sobjects", "c0", body: parents),
+                Self.subrequest("POST", "/composite/sobjects", "c1", body: children),
+            ]])
+            #expect(reply.status == 200, "\(reply.text)")
+            let created = reply.json["compositeResponse"]?[0]?["body"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []
+            let contact = try #require(reply.json["compositeResponse"]?[1]?["body"]?[0]?["id"]?.stringValue)
+            #expect(try await emu.record("Contact", contact)["AccountId"]?.stringValue == created.last)
+
+            let six: [JSONValue] = (0..<6).map { Self.subrequest("GET", "/query?q=SELECT+Id+FROM+Account", "q\($0)") }
+            expectError(try await emu.rest("POST", "/composite", json: ["compositeRequest": .array(six)]), 400, "LIMIT_EXCEEDED")
+            let five = try await emu.rest("POST", "/composite", json: ["compositeRequest": .array(Array(six.prefix(5)))])
+            #expect(five.status == 200)
+        }
+    }
+
     @Test func moreThan25SubrequestsIsRefused() async throws {
         try await withEmulator { emu in
             let subrequests: [JSONValue] = (0..<26).map { Self.subrequest("POST", "/sobjects/Account", "a\($0)", body: ["Name": .string("N\($0)")]) }

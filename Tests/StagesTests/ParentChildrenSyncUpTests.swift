@@ -210,6 +210,10 @@ import Testing
         }
         if strategy == "perTree" { #expect(outcome.report.api.byKind["composite"] == 4, "one request per tree; the big tree in two") }
         if strategy == "graph" { #expect(outcome.report.api.byKind["graph"] == 1) }
+        if strategy == "collections" {
+            #expect(outcome.report.api.byKind["composite"] == 1 && outcome.report.api.byKind["collections"] == nil,
+                    "every tree in one Composite of Collections calls: \(outcome.report.api.byKind)")
+        }
     }
 
     @Test func aGraphTreeIsAllOrNothing() async throws {

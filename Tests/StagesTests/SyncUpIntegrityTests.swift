@@ -298,30 +298,72 @@ import Testing
         try await Self.expectExact(2, prefix: "K", contacts: 2, bench: bench, pipeline)
     }
 
+    /// Collections calls travel 5 to a Composite request, each tree whole in one request:
+    /// 400 trees of 1 + 5 records take 3 requests (160 trees fill 1 call of accounts and 4 of
+    /// contacts), not 12 plain Collections requests.
+    @Test func collectionsArePackedIntoCompositeRequests() async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: Self.sync, stages: Self.stages("collections"))
+        try await Self.putTrees(400, prefix: "P", contacts: 5, bench: bench, pipeline)
+        let outcome = try await bench.run(pipeline)
+        #expect(outcome.exitCode == 0, "\(outcome.report.stages[0])")
+        #expect(outcome.report.api.byKind["composite"] == 3 && outcome.report.api.byKind["collections"] == nil,
+                "\(outcome.report.api.byKind)")
+        #expect(Self.created(outcome) == 2400)
+        try await Self.expectExact(400, prefix: "P", contacts: 5, bench: bench, pipeline)
+    }
+
+    /// A parent the org refuses fails its own children, in the same Composite request; the
+    /// other trees' children, whose call the org refused whole for that one reference, are sent
+    /// again in the same run with their parents' ids — not failed, not duplicated.
+    @Test func aRefusedParentFailsOnlyItsOwnChildren() async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: Self.sync, stages: Self.stages("collections"))
+        try await Self.putTrees(5, prefix: "R", contacts: 2, bench: bench, pipeline)
+        let store = try SoupStore(path: pipeline.store)
+        var accounts = try await store.entries(in: "Accounts", limit: 100)
+        let bad = try #require(accounts.firstIndex { $0["Name"] == "R2" })
+        accounts[bad]["Name"] = .string(String(repeating: "R", count: 300))  // longer than Account.Name allows
+        _ = try await store.upsert(accounts, into: "Accounts")
+        try store.close()
+        let outcome = try await bench.run(pipeline)
+        let stage = outcome.report.stages[0]
+        #expect(stage.byObject["Account"]?["created"] == 4 && stage.byObject["Account"]?["failed"] == 1, "\(stage)")
+        #expect(stage.byObject["Contact"]?["created"] == 8 && stage.byObject["Contact"]?["failed"] == 2, "\(stage)")
+        let contacts = try await bench.entries("Contacts", pipeline)
+        let errors = contacts.compactMap { $0[SyncField.lastError]?.stringValue }
+        #expect(errors.count == 2 && errors.allSatisfy { $0.contains("PARENT_NOT_SYNCED") }, "\(errors)")
+        #expect(try await bench.query("SELECT Id FROM Contact WHERE Account.Name LIKE 'R%'").count == 8)
+        #expect(outcome.report.api.byKind["composite"] == 2, "the first request, then the halted children again: \(outcome.report.api.byKind)")
+    }
+
     /// The daily limit stops the run: what the org committed is kept, counted and listed; the
     /// next run sends only the rest.
     @Test func theDailyLimitKeepsWhatWasCommitted() async throws {
         let bench = try await SyncHarness()
         defer { Task { await bench.close() } }
         let pipeline = try bench.pipeline(syncs: Self.sync, stages: Self.stages("collections", maxInFlight: 1))
-        try await Self.putTrees(300, prefix: "L", contacts: 1, bench: bench, pipeline)
+        try await Self.putTrees(1000, prefix: "L", contacts: 1, bench: bench, pipeline)
         let stats = try await bench.client.send(OrgRequest(method: "GET", path: "/emulator/stats", kind: "admin")).json()
         let used = stats["dailyRequests"]?.integerValue ?? 0
-        // Two Collections requests get through (the 300 accounts), the first of contacts meets the limit.
+        // Two Composite requests of Collections get through (400 trees each: two calls of 200
+        // accounts, two of their contacts), the third meets the limit.
         try await bench.setFaults(["dailyRequestLimit": .integer(used + 2)])
         let first = try await bench.run(pipeline)
         try await bench.setFaults([:])
         #expect(first.exitCode == 1)
-        #expect(Self.created(first) == 300, "\(first.report.stages[0])")
+        #expect(Self.created(first) == 1600, "\(first.report.stages[0])")
         let inOrg = try await bench.query("SELECT Id FROM Account WHERE Name LIKE 'L%'").count
             + (try await bench.query("SELECT Id FROM Contact WHERE Account.Name LIKE 'L%'").count)
-        #expect(inOrg == 300, "the report agrees with the org")
+        #expect(inOrg == 1600, "the report agrees with the org")
         let success = try String(contentsOfFile: (first.report.reportDir as NSString).appendingPathComponent("Account-success.csv"), encoding: .utf8)
-        #expect(success.components(separatedBy: "\r\n").filter { $0.hasPrefix("up,create,") }.count == 300)
+        #expect(success.components(separatedBy: "\r\n").filter { $0.hasPrefix("up,create,") }.count == 800)
         let second = try await bench.run(pipeline)
         #expect(second.exitCode == 0, "\(second.report.stages[0])")
-        #expect(Self.created(second) == 300)
-        try await Self.expectExact(300, prefix: "L", contacts: 1, bench: bench, pipeline)
+        #expect(Self.created(second) == 400)
+        try await Self.expectExact(1000, prefix: "L", contacts: 1, bench: bench, pipeline)
     }
 
     /// Row-lock and busy answers applied nothing: they are retried, never called uncertain.

@@ -6,6 +6,7 @@ import JSON
 /// results, and `allOrNone` rolling everything back with PROCESSING_HALTED.
 extension OrgEngine {
     static let compositeLimit = 25
+    static let heavySubrequestLimit = 5
 
     func composite(_ request: EmulatorRequest, version: String) throws(APIError) -> EmulatorResponse {
         let body = try request.jsonBody()
@@ -14,6 +15,16 @@ extension OrgEngine {
         }
         guard subrequests.count <= Self.compositeLimit else {
             throw APIError(400, "LIMIT_EXCEEDED", "Composite request can't have more than \(Self.compositeLimit) subrequests; it has \(subrequests.count).")
+        }
+        // Of the 25, at most 5 may be sObject Collections or query calls, as in an org.
+        let heavy = subrequests.filter { subrequest in
+            let path = Self.splitURL(subrequest["url"]?.stringValue ?? "").0
+            let parts = Self.components(path).dropFirst(3)
+            return parts.first == "query" || parts.first == "queryAll" || (parts.first == "composite" && parts.dropFirst().first == "sobjects")
+        }.count
+        guard heavy <= Self.heavySubrequestLimit else {
+            throw APIError(400, "LIMIT_EXCEEDED",
+                           "Composite request can't have more than \(Self.heavySubrequestLimit) sObject Collections or query subrequests; it has \(heavy).")
         }
         let allOrNone = body["allOrNone"]?.boolValue ?? false
         try validateSubrequests(subrequests)

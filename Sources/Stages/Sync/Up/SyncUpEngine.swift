@@ -265,7 +265,11 @@ struct SyncUpEngine {
             let uncertainTrees = Set(final.compactMap { key, outcome in outcome.isSettled ? nil : key.tree })
             passResult.rerun.subtract(uncertainTrees)
             guard pass < 2, !passResult.rerun.isEmpty else { break }
-            if !transient.isDisjoint(with: passResult.rerun) { try await Task.sleep(for: .milliseconds(500 << pass)) }
+            // A busy org is given a moment; children only waiting for their parent's id go at once.
+            let busy = Set(final.compactMap { key, outcome in
+                outcome.error.map { $0.isTransient && $0.code != SyncUpError.siblingParentFailed } == true ? key.tree : nil
+            })
+            if !busy.isDisjoint(with: passResult.rerun) { try await Task.sleep(for: .milliseconds(500 << pass)) }
             try await recreateMissingParents(&trees, among: passResult.parentsToCheck, applier: applier)
             pending = passResult.rerun
         }

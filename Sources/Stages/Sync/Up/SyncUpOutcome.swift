@@ -115,10 +115,13 @@ struct SyncUpError: Sendable, Equatable {
     /// The code of an idempotent write (an upsert, an update, a delete) the client gave up on after
     /// an attempt's answer was lost: the org may have applied it, and sending it again is safe.
     static let answerLost = "ANSWER_LOST"
+    /// The code of a child the org did not apply because its Collections call, sent in one Composite
+    /// request with the parents, referred to a parent that failed (not its own): sent again at once.
+    static let siblingParentFailed = "CALL_HALTED_BY_OTHER_PARENT"
 
     /// An error that says "try again later": the org applied nothing (row lock, busy server).
     var isTransient: Bool {
-        [Self.retriesExhausted, Self.answerLost, "UNABLE_TO_LOCK_ROW", "SERVER_UNAVAILABLE", "REQUEST_RUNNING_TOO_LONG"].contains(code)
+        [Self.retriesExhausted, Self.answerLost, Self.siblingParentFailed, "UNABLE_TO_LOCK_ROW", "SERVER_UNAVAILABLE", "REQUEST_RUNNING_TOO_LONG"].contains(code)
     }
 
     /// A record this one refers to through `field` does not exist on the server.

@@ -10,9 +10,21 @@ enum SyncUpRequest: Sendable {
         case delete
     }
 
+    /// One sObject Collections call of a ``compositeCollections`` request.
+    struct CollectionPart: Sendable {
+        var call: CollectionCall
+        var objectType: String
+        /// Parent records (`false`: children, which may refer to parents of earlier parts).
+        var parents: Bool
+        var operations: [SyncUpOperation]
+    }
+
     case rest(SyncUpOperation)
     case composite([SyncUpOperation])
     case collection(CollectionCall, [SyncUpOperation])
+    /// Up to 5 sObject Collections calls in one Composite request, parents' calls first: a child
+    /// whose new parent is in an earlier call is linked to it by `@{cN[i].id}`.
+    case compositeCollections([CollectionPart])
     /// Graphs of one request: each tree's writes, all or nothing per graph.
     case graph([[SyncUpOperation]])
     case bulk(object: String, kind: SyncUpOperation.Kind, externalIdField: String?, [SyncUpOperation])
@@ -23,6 +35,7 @@ enum SyncUpRequest: Sendable {
         case .rest(let operation): return [operation]
         case .composite(let operations), .collection(_, let operations), .bulk(_, _, _, let operations): return operations
         case .graph(let graphs): return graphs.flatMap { $0 }
+        case .compositeCollections(let parts): return parts.flatMap(\.operations)
         }
     }
 
@@ -46,7 +59,7 @@ struct SyncUpPacker {
         let phases: [[SyncUpRequest]]
         switch transport {
         case .rest: phases = staged(trees).map { $0.map(SyncUpRequest.rest) }
-        case .collections: phases = staged(trees).map(collectionRequests)
+        case .collections: phases = compositeCollectionPhases(trees)
         case .bulk: phases = staged(trees).map(bulkRequests)
         case .composite: phases = compositePhases(trees)
         case .perTree: phases = trees.flatMap { compositeChunks($0).map { [SyncUpRequest.composite($0)] } }
@@ -68,24 +81,89 @@ struct SyncUpPacker {
         return stages
     }
 
-    private func collectionRequests(_ operations: [SyncUpOperation]) -> [SyncUpRequest] {
-        var groups: [(call: SyncUpRequest.CollectionCall, type: String, operations: [SyncUpOperation])] = []
-        for operation in operations {
-            let call: SyncUpRequest.CollectionCall
-            switch operation.kind {
-            case .create: call = .create
-            case .update: call = .update
-            case .upsert: call = .upsert(type: operation.objectType, field: operation.externalIdField ?? "")
-            case .delete: call = .delete
+    static func collectionCall(_ operation: SyncUpOperation) -> SyncUpRequest.CollectionCall {
+        switch operation.kind {
+        case .create: return .create
+        case .update: return .update
+        case .upsert: return .upsert(type: operation.objectType, field: operation.externalIdField ?? "")
+        case .delete: return .delete
+        }
+    }
+
+    /// sObject Collections calls packed 5 to a Composite request: each tree whole in one request
+    /// (parents' calls first, children referring to their new parent in it), so trees need one
+    /// phase; then the children of trees too large for one request (by their parent's id), then
+    /// parent deletes. 1,000 trees of 1 + 5 records take 7 requests, all in flight at once.
+    private func compositeCollectionPhases(_ trees: [[SyncUpOperation]]) -> [[SyncUpRequest]] {
+        var main = CollectionPacking()
+        var later: [SyncUpOperation] = []
+        var deletes: [SyncUpOperation] = []
+        for tree in trees {
+            var together = tree.filter { !($0.key.child == nil && $0.kind == .delete) }
+            deletes += tree.filter { $0.key.child == nil && $0.kind == .delete }
+            if !main.fits(together) && !CollectionPacking().fits(together) {
+                // Too many children for one request: they follow once the parent's id is known.
+                later += together.filter { $0.key.child != nil }
+                together = together.filter { $0.key.child == nil }
             }
-            if let index = groups.firstIndex(where: { $0.call == call && $0.type == operation.objectType }) {
-                groups[index].operations.append(operation)
-            } else {
-                groups.append((call, operation.objectType, [operation]))
+            if !main.fits(together) { main.flush() }
+            main.add(together)
+        }
+        main.flush()
+        var phases = [main.requests]
+        for operations in [later, deletes] {
+            var packing = CollectionPacking()
+            for operation in operations {
+                if !packing.fits([operation]) { packing.flush() }
+                packing.add([operation])
+            }
+            packing.flush()
+            phases.append(packing.requests)
+        }
+        return phases
+    }
+
+    /// Collections calls being filled into Composite requests.
+    private struct CollectionPacking {
+        static let partsPerRequest = 5
+        var parts: [SyncUpRequest.CollectionPart] = []
+        var requests: [SyncUpRequest] = []
+
+        /// Where `operation` would go: an open call of its kind with room, or a new one (`nil`).
+        private func slot(for operation: SyncUpOperation, in parts: [SyncUpRequest.CollectionPart]) -> Int? {
+            let call = SyncUpPacker.collectionCall(operation)
+            return parts.firstIndex {
+                $0.call == call && $0.objectType == operation.objectType && $0.parents == (operation.key.child == nil)
+                    && $0.operations.count < OrgLimits.collection
             }
         }
-        return groups.flatMap { group in
-            group.operations.chunked(into: OrgLimits.collection).map { SyncUpRequest.collection(group.call, $0) }
+
+        func fits(_ operations: [SyncUpOperation]) -> Bool {
+            var trial = self
+            trial.place(operations)
+            return trial.parts.count <= Self.partsPerRequest
+        }
+
+        mutating func add(_ operations: [SyncUpOperation]) {
+            place(operations)
+        }
+
+        private mutating func place(_ operations: [SyncUpOperation]) {
+            for operation in operations {
+                if let index = slot(for: operation, in: parts) {
+                    parts[index].operations.append(operation)
+                } else {
+                    parts.append(SyncUpRequest.CollectionPart(call: SyncUpPacker.collectionCall(operation), objectType: operation.objectType,
+                                                              parents: operation.key.child == nil, operations: [operation]))
+                }
+            }
+        }
+
+        mutating func flush() {
+            guard !parts.isEmpty else { return }
+            // Parents' calls first: a child refers only to calls before its own.
+            requests.append(.compositeCollections(parts.filter(\.parents) + parts.filter { !$0.parents }))
+            parts = []
         }
     }
 

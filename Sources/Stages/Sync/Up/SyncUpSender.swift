@@ -159,12 +159,13 @@ struct SyncUpSender {
     /// out with an error (`nil` request when none is left).
     private func resolveLinks(_ request: SyncUpRequest, outcomes: [RecordKey: SyncUpOutcome]) -> (SyncUpRequest?, [RecordKey: SyncUpOutcome]) {
         var unsent: [RecordKey: SyncUpOutcome] = [:]
-        func resolve(_ operations: [SyncUpOperation], referencing sameRequest: Set<RecordKey>) -> [SyncUpOperation] {
+        func resolve(_ operations: [SyncUpOperation], referencing sameRequest: Set<RecordKey>,
+                     reference: (RecordKey) -> String? = { "@{\($0.referenceId).id}" }) -> [SyncUpOperation] {
             operations.compactMap { operation in
                 guard let link = operation.parentLink else { return operation }
                 var resolved = operation
-                if sameRequest.contains(link.parent) {
-                    resolved.fields[link.field] = .string("@{\(link.parent.referenceId).id}")
+                if sameRequest.contains(link.parent), let expression = reference(link.parent) {
+                    resolved.fields[link.field] = .string(expression)
                     resolved.journalLink = link.field
                 } else if let id = outcomes[link.parent]?.acceptedId {
                     resolved.fields[link.field] = .string(id)
@@ -192,6 +193,21 @@ struct SyncUpSender {
         case .collection(let call, let operations):
             let kept = resolve(operations, referencing: [])
             resolved = kept.isEmpty ? nil : .collection(call, kept)
+        case .compositeCollections(let parts):
+            // A new parent in an earlier call of this request: `@{c<call>[<position>].id}`.
+            var positions: [RecordKey: String] = [:]
+            for (index, part) in parts.enumerated() where part.parents {
+                for (position, operation) in part.operations.enumerated() where operation.kind == .create || operation.kind == .upsert {
+                    positions[operation.key] = "@{c\(index)[\(position)].id}"
+                }
+            }
+            var kept = parts
+            for index in kept.indices {
+                kept[index].operations = resolve(kept[index].operations, referencing: Set(positions.keys), reference: { positions[$0] })
+            }
+            // Parents' calls keep their places (children's references count on them); empty children's calls go.
+            kept = kept.filter { $0.parents || !$0.operations.isEmpty }
+            resolved = kept.allSatisfy(\.operations.isEmpty) ? nil : .compositeCollections(kept)
         case .graph(let graphs):
             let kept = graphs.map { resolve($0, referencing: Set($0.filter { $0.kind == .create || $0.kind == .upsert }.map(\.key))) }
                 .filter { !$0.isEmpty }
@@ -251,6 +267,7 @@ struct SyncUpSender {
             case .rest(let operation): return [operation.key: try await sendOne(operation)]
             case .composite(let operations): return try await sendComposite(operations)
             case .collection(let call, let operations): return try await sendCollection(call, operations)
+            case .compositeCollections(let parts): return try await sendCompositeCollections(parts)
             case .graph(let graphs): return try await sendGraphs(graphs)
             case .bulk(let object, let kind, let field, let operations):
                 return try await sendBulk(object, kind, field, operations, journalIds: operations.compactMap { journalIds[$0.key] })
@@ -384,26 +401,19 @@ struct SyncUpSender {
         return outcomes
     }
 
-    private func sendCollection(_ call: SyncUpRequest.CollectionCall, _ operations: [SyncUpOperation]) async throws -> [RecordKey: SyncUpOutcome] {
-        let results: [SaveResult]
-        switch call {
-        case .delete:
-            results = try await client.deleteRecords(ids: operations.map { $0.recordId ?? "" })
-        case .create, .update, .upsert:
-            let records = operations.map { operation -> JSONObject in
-                var record: JSONObject = ["attributes": ["type": .string(operation.objectType)]]
-                for (name, value) in operation.fields { record[name] = value }
-                if operation.kind == .update { record["Id"] = .string(operation.recordId ?? "") }
-                if operation.kind == .upsert, let field = operation.externalIdField { record[field] = .string(operation.externalIdValue ?? "") }
-                return record
-            }
-            switch call {
-            case .create: results = try await client.createRecords(records)
-            case .update: results = try await client.updateRecords(records)
-            case .upsert(let type, let field): results = try await client.upsertRecords(type, externalIdField: field, records)
-            case .delete: results = []
-            }
+    /// The records of a Collections create, update or upsert call.
+    private static func collectionRecords(_ operations: [SyncUpOperation]) -> [JSONObject] {
+        operations.map { operation -> JSONObject in
+            var record: JSONObject = ["attributes": ["type": .string(operation.objectType)]]
+            for (name, value) in operation.fields { record[name] = value }
+            if operation.kind == .update { record["Id"] = .string(operation.recordId ?? "") }
+            if operation.kind == .upsert, let field = operation.externalIdField { record[field] = .string(operation.externalIdValue ?? "") }
+            return record
         }
+    }
+
+    /// Each record's outcome from its Collections result.
+    private static func collectionOutcomes(_ operations: [SyncUpOperation], _ results: [SaveResult]) -> [RecordKey: SyncUpOutcome] {
         var outcomes: [RecordKey: SyncUpOutcome] = [:]
         for (operation, result) in zip(operations, results) {
             if result.success {
@@ -412,6 +422,71 @@ struct SyncUpSender {
             } else {
                 outcomes[operation.key] = .failed(result.errors.first.map(Self.error)
                     ?? SyncUpError(status: 400, code: "UNKNOWN_ERROR", message: "the org refused the record without saying why"))
+            }
+        }
+        for operation in operations.dropFirst(results.count) {
+            outcomes[operation.key] = .failed(SyncUpError(status: 0, code: "NO_RESPONSE", message: "the org's answer had no entry for this record"))
+        }
+        return outcomes
+    }
+
+    private func sendCollection(_ call: SyncUpRequest.CollectionCall, _ operations: [SyncUpOperation]) async throws -> [RecordKey: SyncUpOutcome] {
+        let results: [SaveResult]
+        let records = Self.collectionRecords(operations)
+        switch call {
+        case .delete: results = try await client.deleteRecords(ids: operations.map { $0.recordId ?? "" })
+        case .create: results = try await client.createRecords(records)
+        case .update: results = try await client.updateRecords(records)
+        case .upsert(let type, let field): results = try await client.upsertRecords(type, externalIdField: field, records)
+        }
+        return Self.collectionOutcomes(operations, results)
+    }
+
+    /// Collections calls in one Composite request. A children's call whose references cannot be
+    /// resolved (a parent of the call failed) is refused whole by the org, nothing applied: the
+    /// children of failed parents fail with them, the others go again once their parent's id is known.
+    private func sendCompositeCollections(_ parts: [SyncUpRequest.CollectionPart]) async throws -> [RecordKey: SyncUpOutcome] {
+        let base = client.apiPath + "/composite/sobjects"
+        let subrequests = parts.enumerated().map { index, part -> CompositeSubrequest in
+            let records: JSONValue = ["allOrNone": false, "records": .array(Self.collectionRecords(part.operations).map(JSONValue.object))]
+            switch part.call {
+            case .create: return CompositeSubrequest(method: "POST", url: base, referenceId: "c\(index)", body: records)
+            case .update: return CompositeSubrequest(method: "PATCH", url: base, referenceId: "c\(index)", body: records)
+            case .upsert(let type, let field):
+                return CompositeSubrequest(method: "PATCH", url: base + "/\(OrgPath.component(type))/\(OrgPath.component(field))",
+                                           referenceId: "c\(index)", body: records)
+            case .delete:
+                let ids = part.operations.map { OrgPath.component($0.recordId ?? "") }.joined(separator: ",")
+                return CompositeSubrequest(method: "DELETE", url: base + "?ids=\(ids)&allOrNone=false", referenceId: "c\(index)")
+            }
+        }
+        let responses = try await client.composite(subrequests, allOrNone: false)
+        let byReference = Dictionary(responses.map { ($0.referenceId, $0) }, uniquingKeysWith: { $1 })
+        var outcomes: [RecordKey: SyncUpOutcome] = [:]
+        for (index, part) in parts.enumerated() {
+            guard let response = byReference["c\(index)"] else {
+                for operation in part.operations {
+                    outcomes[operation.key] = .failed(SyncUpError(status: 0, code: "NO_RESPONSE", message: "the org's answer had no entry for this record"))
+                }
+                continue
+            }
+            if (200..<300).contains(response.httpStatusCode), let results = response.body.arrayValue {
+                outcomes.merge(Self.collectionOutcomes(part.operations, results.map(SaveResult.init(json:)))) { $1 }
+                continue
+            }
+            let error = SyncUpError(status: response.httpStatusCode,
+                                    json: (response.body[0] ?? response.body).objectValue ?? ["message": .string(response.body.jsonString)])
+            for operation in part.operations {
+                if let link = operation.journalLink, let parent = outcomes[RecordKey(tree: operation.key.tree, child: nil)], !parent.isSuccess {
+                    let reason = parent.error.map { "\($0.code): \($0.message)" } ?? "its outcome is unknown"
+                    outcomes[operation.key] = .failed(SyncUpError(status: 424, code: "PARENT_NOT_SYNCED",
+                                                                  message: "not sent: its parent was not created (\(reason))", fields: [link]))
+                } else if operation.journalLink != nil && error.code == "PROCESSING_HALTED" {
+                    outcomes[operation.key] = .failed(SyncUpError(status: 424, code: SyncUpError.siblingParentFailed,
+                        message: "not applied: a parent of another record of its call failed; sent again with its parent's id"))
+                } else {
+                    outcomes[operation.key] = .failed(error)
+                }
             }
         }
         return outcomes
