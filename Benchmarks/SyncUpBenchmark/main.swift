@@ -81,6 +81,7 @@ func measure(strategy: String, latencyMs: Int) async throws -> (requests: Int, m
     let elapsed = ContinuousClock.now - start
     guard outcome.exitCode == 0 else { throw StageFailure(.failed, "the \(strategy) run ended with exit code \(outcome.exitCode): \(outcome.report.error ?? "")") }
     let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+    if ProcessInfo.processInfo.environment["BENCH_KINDS"] != nil { print(strategy, outcome.report.api.byKind) }
     return (outcome.report.api.requests, milliseconds, outcome.report.stages[0].counts["created"] ?? 0)
 }
 

@@ -13,38 +13,75 @@ public struct QueryPage: Sendable {
     }
 }
 
-/// The pages of a query, fetched one at a time as they are asked for (so a slow consumer holds
-/// back the fetching, and memory holds one page).
+/// The pages of a query. While the consumer works on one page the next is already being fetched
+/// (one page ahead, never more), so the org and the consumer work at the same time and memory
+/// holds at most two pages.
 public struct QueryPages: AsyncSequence, Sendable {
     public typealias Element = QueryPage
 
     let client: any OrgClient
     let first: OrgRequest
 
+    /// A fetched page and the request for the one after it.
+    struct Fetched: Sendable {
+        var page: QueryPage
+        var next: OrgRequest?
+    }
+
+    static func fetch(_ request: OrgRequest, client: any OrgClient) async throws -> Fetched {
+        let page = try await client.send(request).json()
+        var records: [JSONObject] = []
+        for record in page["records"]?.arrayValue ?? [] {
+            guard let object = record.objectValue else { continue }
+            records.append(try await client.completingChildren(of: object))
+        }
+        var next: OrgRequest?
+        if page["done"] == false, let url = page["nextRecordsUrl"]?.stringValue {
+            next = OrgRequest(method: "GET", path: url, headers: request.headers, kind: "query")
+        }
+        return Fetched(page: QueryPage(totalSize: Int(page["totalSize"]?.integerValue ?? 0), records: records), next: next)
+    }
+
+    /// The fetch under way; cancelled when the iterator goes (a consumer that stopped early).
+    final class Ahead: Sendable {
+        let task: Task<Fetched, any Error>
+
+        init(_ request: OrgRequest, client: any OrgClient) {
+            task = Task { try await QueryPages.fetch(request, client: client) }
+        }
+
+        deinit {
+            task.cancel()
+        }
+    }
+
     public struct AsyncIterator: AsyncIteratorProtocol {
         let client: any OrgClient
         var next: OrgRequest?
-        let headers: [(String, String)]
+        var ahead: Ahead?
 
         public mutating func next() async throws -> QueryPage? {
-            guard let request = next else { return nil }
-            let page = try await client.send(request).json()
-            var records: [JSONObject] = []
-            for record in page["records"]?.arrayValue ?? [] {
-                guard let object = record.objectValue else { continue }
-                records.append(try await client.completingChildren(of: object))
-            }
-            if page["done"] == false, let url = page["nextRecordsUrl"]?.stringValue {
-                next = OrgRequest(method: "GET", path: url, headers: headers, kind: "query")
+            let fetched: Fetched
+            if let ahead {
+                self.ahead = nil
+                fetched = try await withTaskCancellationHandler {
+                    try await ahead.task.value
+                } onCancel: {
+                    ahead.task.cancel()
+                }
+            } else if let request = next {
+                fetched = try await QueryPages.fetch(request, client: client)
             } else {
-                next = nil
+                return nil
             }
-            return QueryPage(totalSize: Int(page["totalSize"]?.integerValue ?? 0), records: records)
+            next = nil
+            if let following = fetched.next { ahead = Ahead(following, client: client) }
+            return fetched.page
         }
     }
 
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(client: client, next: first, headers: first.headers)
+        AsyncIterator(client: client, next: first)
     }
 }
 

@@ -43,8 +43,8 @@ public final class SalesforceClient: OrgClient {
     /// `GET /services/data` (the versions list, outside the API limits) asks for it — unless
     /// asked from inside a request's attempt (``RequestAttempts``), which holds a connection slot.
     public func serverClockOffset() async -> Int64 {
-        if RequestAttempts.current == nil, await !session.knowsServerClock {
-            _ = try? await send(OrgRequest(method: "GET", path: "/services/data", kind: "versions"))
+        if RequestAttempts.current == nil {
+            await session.learnServerClock { _ = try? await self.send(OrgRequest(method: "GET", path: "/services/data", kind: "versions")) }
         }
         return await session.clockOffset
     }
@@ -292,7 +292,19 @@ actor SessionState {
 
     /// How far the org's clock is ahead of ours, in milliseconds.
     var clockOffset: Int64 { serverClock.offset }
-    var knowsServerClock: Bool { serverClock.isKnown }
+    /// The one request under way that asks for the org's clock: concurrent writers wait for it
+    /// rather than each sending their own.
+    private var clockProbe: Task<Void, Never>?
+
+    /// Runs `probe` unless the org's clock is known, or joins the probe already under way.
+    func learnServerClock(_ probe: @escaping @Sendable () async -> Void) async {
+        guard !serverClock.isKnown else { return }
+        if let clockProbe { return await clockProbe.value }
+        let task = Task { await probe() }
+        clockProbe = task
+        await task.value
+        clockProbe = nil
+    }
 
     func observeServerTime(_ serverTime: Date, sentAt: Int64, receivedAt: Int64) {
         serverClock.observe(date: ServerClockEstimate.milliseconds(serverTime), sentAt: sentAt, receivedAt: receivedAt)
