@@ -4,6 +4,7 @@
 //
 //   swift run -c release SyncUpBenchmark [--trees N] [--smoke]
 //   swift run -c release SyncUpBenchmark --graph [--trees N]   # the graph load against three syncs
+//   swift run -c release SyncUpBenchmark --bulk N              # N flat Accounts through Bulk API 2.0
 
 import Connectors
 import Foundation
@@ -15,14 +16,16 @@ import Stages
 var trees = 1_000
 var latencies = [0, 50]
 var graphLoad = false
+var bulkRecords: Int?
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
     switch argument {
     case "--trees": trees = Int(arguments.next() ?? "") ?? trees
     case "--smoke": (trees, latencies) = (20, [0, 5])
     case "--graph": graphLoad = true
+    case "--bulk": bulkRecords = Int(arguments.next() ?? "") ?? 100_000
     default:
-        FileHandle.standardError.write(Data("usage: SyncUpBenchmark [--trees N] [--smoke] [--graph]\n".utf8))
+        FileHandle.standardError.write(Data("usage: SyncUpBenchmark [--trees N] [--smoke] [--graph] [--bulk N]\n".utf8))
         exit(2)
     }
 }
@@ -83,6 +86,13 @@ func measure(strategy: String, latencyMs: Int) async throws -> (requests: Int, m
     let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
     if ProcessInfo.processInfo.environment["BENCH_KINDS"] != nil { print(strategy, outcome.report.api.byKind) }
     return (outcome.report.api.requests, milliseconds, outcome.report.stages[0].counts["created"] ?? 0)
+}
+
+if let bulkRecords {
+    let figures = try await BulkLoad.measure(records: bulkRecords, seed: seed)
+    print(String(format: "bulk: %d new Accounts through Bulk API 2.0: %d requests, %d ingest jobs, %.1f s, %.0f records/s, %d created",
+                 bulkRecords, figures.requests, figures.jobs, figures.milliseconds / 1000, Double(bulkRecords) / figures.milliseconds * 1000, figures.created))
+    exit(figures.created == bulkRecords ? 0 : 1)
 }
 
 if graphLoad {

@@ -51,8 +51,19 @@ struct SyncUpEngine {
         var result = StageResult()
         var pending: [SyncUpJournalReconciler.EntryKey: SyncUpResultFiles.Row] = [:]
 
-        mutating func settle(_ soup: String, _ entryId: Int64) {
-            pending[SyncUpJournalReconciler.EntryKey(soup: soup, id: entryId)] = nil
+        /// Entries a page settled: merged into the run's tally, they leave its pending rows.
+        var settled = Set<SyncUpJournalReconciler.EntryKey>()
+
+        mutating func settle(_ key: SyncUpJournalReconciler.EntryKey) {
+            pending[key] = nil
+            settled.insert(key)
+        }
+
+        /// Adds a page's tally (pages of a Bulk sync up run side by side, each with its own).
+        mutating func merge(_ page: Tally) {
+            result.merge(page.result)
+            for key in page.settled { pending[key] = nil }
+            pending.merge(page.pending) { $1 }
         }
 
         /// The counts with every record still pending counted as uncertain, and its rows.
@@ -95,20 +106,71 @@ struct SyncUpEngine {
             logger.info("sync up \(settings.syncName): \(ids.count) tree(s) or record(s) to send, through \(transport.rawValue)\(round > 0 ? " (after lost answers, round \(round + 1))" : "")")
             var done = 0
             var sawUncertain = false
-            for page in ids.chunked(into: pageSize(for: transport)) {
-                if shouldStop() {
-                    try await tracker.finish(.stopped)
-                    return
+            var pages = ids.chunked(into: pageSize(for: transport)).makeIterator()
+            var stopped = false
+            var failure: (any Error)?
+            // Bulk pages overlap (the org processes one job while the next is prepared and sent);
+            // other transports already keep several requests in flight within a page.
+            let window = transport == .bulk ? Self.bulkPagesInFlight : 1
+            await withTaskGroup(of: PageRun.self) { group in
+                func startNext() -> Bool {
+                    guard failure == nil, !stopped else { return false }
+                    guard let page = pages.next() else { return false }
+                    if shouldStop() {
+                        stopped = true
+                        return false
+                    }
+                    group.addTask { [heldBack] in await runPage(page, heldBack: heldBack, transport: transport) }
+                    return true
                 }
-                var trees = try await target.trees(for: page, in: store)
-                holdBack(&trees, heldBack, tally: &tally)
-                let outcome = try await syncPage(&trees, transport: transport, tally: &tally)
-                settledRoots.formUnion(outcome.settledRoots)
-                sawUncertain = sawUncertain || outcome.sawUncertain
-                done += page.count
-                if round == 0 { try await tracker.advance(done: done) }
+                var running = 0
+                while running < window, startNext() { running += 1 }
+                while let run = await group.next() {
+                    running -= 1
+                    tally.merge(run.tally)
+                    if let error = run.error {
+                        failure = failure ?? error
+                    } else if let outcome = run.outcome {
+                        settledRoots.formUnion(outcome.settledRoots)
+                        sawUncertain = sawUncertain || outcome.sawUncertain
+                        done += run.count
+                        if round == 0 {
+                            do { try await tracker.advance(done: done) } catch { failure = failure ?? error }
+                        }
+                    }
+                    if startNext() { running += 1 }
+                }
+            }
+            if let failure { throw failure }
+            if stopped {
+                try await tracker.finish(.stopped)
+                return
             }
             if settings.dryRun || !sawUncertain { break }
+        }
+    }
+
+    /// Bulk pages whose jobs run side by side.
+    static let bulkPagesInFlight = 2
+
+    /// One page's sync with a tally of its own, and how it ended (its committed work is in the
+    /// tally even when it stopped with an error).
+    struct PageRun: Sendable {
+        var tally: Tally
+        var outcome: PageOutcome?
+        var error: (any Error)?
+        var count: Int
+    }
+
+    private func runPage(_ page: [Int64], heldBack: [String: Set<Int64>], transport: SyncUpTransport) async -> PageRun {
+        var tally = Tally()
+        do {
+            var trees = try await target.trees(for: page, in: store)
+            holdBack(&trees, heldBack, tally: &tally)
+            let outcome = try await syncPage(&trees, transport: transport, tally: &tally)
+            return PageRun(tally: tally, outcome: outcome, count: page.count)
+        } catch {
+            return PageRun(tally: tally, error: error, count: page.count)
         }
     }
 
@@ -447,7 +509,7 @@ struct SyncUpEngine {
                 page.sawUncertain = true
                 tally.pending[entryKey] = row
             } else {
-                tally.pending[entryKey] = nil
+                tally.settle(entryKey)
                 tally.result.add(countKey, object: object)
                 rows.append(row)
             }
