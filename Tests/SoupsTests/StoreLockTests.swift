@@ -46,6 +46,9 @@ import Glibc
                 #expect(throws: SoupStoreError.storeLocked(path)) { try StoreLock(storePath: path) }
                 withExtendedLifetime(lock) {}
             }
+            // A process another test spawns at this moment holds a copy of the descriptor until it
+            // execs (a few microseconds), so the lock is free at once or very nearly.
+            #expect(try await Self.eventually(2) { !Self.isLocked(path) }, "the lock outlived its owner")
             let again = try StoreLock(storePath: path)
             withExtendedLifetime(again) {}
         }
@@ -103,7 +106,8 @@ import Glibc
             // one process holds the lock, as a pipeline run would.
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = ["-c", #"exec 9>>"$0" && flock -n 9 && exec sleep 60"#, lockPath]
+            // `flock -w`: the probe below takes the lock for an instant while it polls.
+            process.arguments = ["-c", #"exec 9>>"$0" && flock -w 10 9 && exec sleep 60"#, lockPath]
             try process.runSerialized()
             defer {
                 if process.isRunning { kill(process.processIdentifier, SIGKILL) }
