@@ -371,17 +371,27 @@ struct SyncUpEngine {
         }
         for reference in target.references {
             guard let mapping = created[reference.referencedSoup], !mapping.isEmpty else { continue }
+            // Where each entry already saved by the page sits (a lookup, not a scan per holder).
+            var positions: [Int64: Int] = [:]
+            for (position, entry) in (changes.saves[reference.soup] ?? []).enumerated() {
+                if let entryId = entry.soupEntryId { positions[entryId] = position }
+            }
             for chunk in Array(mapping.keys).sorted().chunked(into: 500) {
                 let holders = try await store.entries(in: reference.soup, where: reference.field, in: chunk.map(JSONValue.string))
                 for (value, entries) in holders {
                     guard let local = value.stringValue, let id = mapping[local] else { continue }
                     for stored in entries {
                         guard let entryId = stored.soupEntryId else { continue }
-                        let index = changes.saves[reference.soup]?.firstIndex { $0.soupEntryId == entryId }
+                        let index = positions[entryId]
                         var entry = index.map { changes.saves[reference.soup]![$0] } ?? stored
                         guard entry[reference.field]?.stringValue == local else { continue }
                         entry[reference.field] = .string(id)
-                        if let index { changes.saves[reference.soup]![index] = entry } else { changes.save(entry, in: reference.soup) }
+                        if let index {
+                            changes.saves[reference.soup]![index] = entry
+                        } else {
+                            changes.save(entry, in: reference.soup)
+                            positions[entryId] = changes.saves[reference.soup]!.count - 1
+                        }
                         if !entry.isDirty { changes.confirmed[reference.soup, default: [:]][entryId] = entry.dataFields }
                     }
                 }
