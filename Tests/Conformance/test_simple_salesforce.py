@@ -12,7 +12,7 @@ import io
 import pytest
 import requests
 from simple_salesforce import Salesforce
-from simple_salesforce.exceptions import SalesforceMalformedRequest, SalesforceResourceNotFound
+from simple_salesforce.exceptions import SalesforceAuthenticationFailed, SalesforceMalformedRequest, SalesforceResourceNotFound
 
 from conftest import CLIENT_ID, CLIENT_SECRET, PASSWORD, USERNAME
 
@@ -186,3 +186,21 @@ def test_search_and_tooling(sf):
     entities = sf.toolingexecute("query/?q=SELECT+QualifiedApiName,KeyPrefix+FROM+EntityDefinition+WHERE+KeyPrefix='003'")
     assert entities["records"][0]["QualifiedApiName"] == "Contact"
     assert sf.toolingexecute("query/?q=SELECT+Id,Name+FROM+ApexClass")["totalSize"] == 0
+
+
+def test_soap_login_with_security_token(emulator):
+    """simple-salesforce's username + password + security token login (the SOAP partner `login`)."""
+    session = requests.Session()
+    host = emulator["instance_url"].split("://", 1)[1]
+
+    class ToEmulator(Downgrade):
+        def send(self, request, **kwargs):
+            rest = request.url.split("://", 1)[1]
+            request.url = "https://" + host + (rest[rest.index("/"):] if "/" in rest else "/")
+            return super().send(request, **kwargs)
+
+    session.mount("https://", ToEmulator())
+    sf = Salesforce(username=USERNAME, password=PASSWORD, security_token="", session=session)
+    assert sf.query("SELECT COUNT() FROM Account")["totalSize"] == 3
+    with pytest.raises(SalesforceAuthenticationFailed):
+        Salesforce(username=USERNAME, password="wrong", security_token="", session=session)
