@@ -113,6 +113,13 @@ struct SOQLParser {
             return .subquery(subquery)
         }
         guard let word = token.keyword, tokens[index + 1].isSymbol("(") else { return .field(try fieldPath()) }
+        if word == "TOLABEL" {
+            advance()
+            advance()
+            let field = try fieldPath()
+            try expectSymbol(")")
+            return .label(field)
+        }
         guard let function = SOQLAggregate.Function(rawValue: word) else { throw unexpected(token) }
         advance()
         advance()
@@ -301,6 +308,7 @@ struct SOQLParser {
         query.select = query.select.map { item in
             switch item {
             case .field(let field): return .field(removingAlias(alias, from: field))
+            case .label(let field): return .label(removingAlias(alias, from: field))
             case .aggregate(var aggregate):
                 aggregate.field = removingAlias(alias, from: aggregate.field)
                 return .aggregate(aggregate)

@@ -17,6 +17,7 @@ enum SOQLPrinter {
     static func selectItem(_ item: SOQLSelectItem) -> String {
         switch item {
         case .field(let field): return field.description
+        case .label(let field): return "toLabel(\(field))"
         case .count: return "COUNT()"
         case .aggregate(let aggregate): return self.aggregate(aggregate)
         case .subquery(let subquery): return "(\(query(subquery)))"

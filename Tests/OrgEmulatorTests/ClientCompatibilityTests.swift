@@ -36,7 +36,9 @@ import Testing
                                                 ["count": .integer(Int64(contacts)), "name": "Contact"]]])
             let all = try await emu.rest("GET", "/limits/recordCount")
             #expect(all.json["sObjects"]?.arrayValue?.contains(["count": .integer(Int64(accounts)), "name": "Account"]) == true)
-            #expect(try await emu.rest("GET", "/limits/recordCount?sObjects=Nope").json[0]?["errorCode"] == "INVALID_TYPE")
+            // An unknown name is ignored and an object without records left out, as orgs answer.
+            #expect(try await emu.rest("GET", "/limits/recordCount?sObjects=Nope,Account").json == ["sObjects": [["count": .integer(Int64(accounts)), "name": "Account"]]])
+            #expect(try await emu.rest("GET", "/limits/recordCount?sObjects=Task").json == ["sObjects": []])
             #expect(try await emu.rest("GET", "/limits").json["DailyApiRequests"] != nil, "/limits is still the limits")
         }
     }
@@ -125,6 +127,18 @@ import Testing
             let contact = try await emu.rest("GET", "/sobjects/Contact/describe")
             let names = contact.json["fields"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? []
             #expect(names.contains("Description") && names.contains("Title"), "the sample Contact has the fields real exports carry")
+            // Description as an org describes it: a long text area, not filterable, sortable or groupable.
+            let description = try #require(contact.json["fields"]?.arrayValue?.first { $0["name"] == "Description" })
+            #expect(description["label"] == "Contact Description" && description["type"] == "textarea" && description["length"] == 32000)
+            for key in ["filterable", "sortable", "groupable", "aggregatable"] { #expect(description[key] == false, "\(key)") }
+            #expect(description["extraTypeInfo"] == "plaintextarea")
+            #expect(contact.json["fields"]?.arrayValue?.first { $0["name"] == "Title" }?["filterable"] == true)
+            #expect(account["deepCloneable"] == false)
+            // toLabel() returns the value under the field's name (labels are the values here).
+            let labelled = try await emu.rest("GET", "/query?q=" + "SELECT Name, toLabel(Industry) FROM Account WHERE Industry != null ORDER BY Name LIMIT 1"
+                .replacingOccurrences(of: " ", with: "+").replacingOccurrences(of: "!=", with: "%21%3D"))
+            #expect(labelled.status == 200, "\(labelled.text)")
+            #expect(labelled.json["records"]?[0]?["Industry"]?.stringValue?.isEmpty == false)
         }
     }
 

@@ -28,6 +28,15 @@ import Testing
         #expect(throws: SOQLError.self) { try SOQL.parseQuery("SELECT Id FROM Contact WITH NOTHING") }
     }
 
+    /// `toLabel(field)` is kept as such (a real org translates it) and printed back.
+    @Test func toLabel() throws {
+        let query = try SOQL.parseQuery("select Name, tolabel(a.Industry) from Account a")
+        #expect(query.select[1] == .label(try SOQLFieldPath("Industry")))
+        #expect(query.description == "SELECT Name, toLabel(Industry) FROM Account a")
+        #expect(try SOQL.parseQuery(query.description) == query)
+        #expect(throws: SOQLError.self) { try SOQL.parseQuery("SELECT toLabel() FROM Account") }
+    }
+
     @Test func groupBy() throws {
         let query = try SOQL.parseQuery("select Industry, count(Id) n from Account a where a.Name != null group by a.Industry order by Industry limit 3")
         #expect(query.groupBy.map(\.description) == ["Industry"], "the FROM alias is removed")

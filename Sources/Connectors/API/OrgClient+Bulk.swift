@@ -29,7 +29,7 @@ extension OrgClient {
     ///   - operation: `insert`, `update`, `upsert`, `delete` or `hardDelete`.
     ///   - columns: the CSV header; each row has one value per column (`nil` = empty cell).
     public func bulkIngest(object: String, operation: String, externalIdField: String? = nil, columns: [String],
-                           rows: [[String?]], chunkRows: Int = 10_000, pollInterval: Double = 0.5,
+                           rows: [[String?]], chunkRows: Int = 10_000, pollInterval: Double = 0.1,
                            jobCreated: @Sendable (String) async throws -> Void = { _ in }) async throws -> BulkIngestResult {
         var job: JSONObject = ["object": .string(object), "operation": .string(operation), "contentType": "CSV", "lineEnding": "LF",
                                "columnDelimiter": "COMMA"]
@@ -55,7 +55,7 @@ extension OrgClient {
     /// order): waits with backoff until the job ends; a job still `Open` (its upload never
     /// finished) is aborted, so none of its rows is processed. A resumed run reads a job an
     /// earlier one started this way instead of sending its rows again.
-    public func bulkIngestResult(jobId: String, rows: [[String?]], pollInterval: Double = 0.5) async throws -> BulkIngestResult {
+    public func bulkIngestResult(jobId: String, rows: [[String?]], pollInterval: Double = 0.1) async throws -> BulkIngestResult {
         let jobPath = apiPath + "/jobs/ingest/\(jobId)"
         var info = try await send(OrgRequest(method: "GET", path: jobPath, kind: "bulk")).json()
         if info["state"]?.stringValue == "Open" {

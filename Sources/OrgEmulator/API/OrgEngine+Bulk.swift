@@ -13,17 +13,17 @@ extension OrgEngine {
         guard let kindName = parts.first, let kind = BulkJob.Kind(rawValue: kindName) else { throw APIError.notFound }
         switch (request.method, parts.count) {
         case ("POST", 1):
-            return .json(200, try createJob(kind, request: request, version: version).info)
+            return .json(200, try createJob(kind, request: request, version: version).info(created: true))
         case ("GET", 1):
             let jobs = bulkJobs.values.filter { $0.kind == kind }.sorted { $0.id < $1.id }
-            return .json(200, ["done": true, "records": .array(jobs.map(\.info)), "nextRecordsUrl": .null])
+            return .json(200, ["done": true, "records": .array(jobs.map { $0.info() }), "nextRecordsUrl": .null])
         default:
             break
         }
         guard parts.count >= 2, var job = bulkJobs[parts[1]], job.kind == kind else { throw APIError.notFound }
         switch (request.method, parts.count, parts.count > 2 ? parts[2].lowercased() : "") {
         case ("GET", 2, _):
-            return .json(200, job.info)
+            return .json(200, job.info())
         case ("PUT", 3, "batches") where kind == .ingest:
             guard job.state == "Open" else {
                 throw APIError(409, "INVALIDJOBSTATE", "Job is not in the Open state: \(job.state)")
@@ -36,15 +36,18 @@ extension OrgEngine {
             switch state {
             case "UploadComplete" where kind == .ingest && job.state == "Open":
                 job.state = "UploadComplete"
-                let response = job.info
-                job = processIngest(job)
+                job.systemModstamp = clock.now()
                 bulkJobs[job.id] = job
-                return .json(200, response)
+                startIngest(job)
+                return .json(200, job.info())
             case "Aborted" where !["JobComplete", "Failed", "Aborted"].contains(job.state):
+                // Rows not processed yet stay unprocessed.
+                job.unprocessed = Array(job.pending.dropFirst(job.nextRow))
+                job.pending = []
                 job.state = "Aborted"
                 job.systemModstamp = clock.now()
                 bulkJobs[job.id] = job
-                return .json(200, job.info)
+                return .json(200, job.info())
             default:
                 throw APIError(409, "INVALIDJOBSTATE", "Cannot change job state from \(job.state) to \(state)")
             }
@@ -88,8 +91,9 @@ extension OrgEngine {
             if operation == "upsert" && externalId == nil {
                 throw APIError(400, "INVALIDJOB", "InvalidJob : External ID was blank for \(object.name). An External ID must be specified for upsert.")
             }
-            let job = BulkJob(id: id, kind: .ingest, operation: operation, object: object.name, externalIdFieldName: externalId, state: "Open",
+            var job = BulkJob(id: id, kind: .ingest, operation: operation, object: object.name, externalIdFieldName: externalId, state: "Open",
                               columnDelimiter: columnDelimiter, lineEnding: lineEnding, createdDate: now, systemModstamp: now, apiVersion: version)
+            if let user = try? read({ db in try currentUserId(db) }) { job.createdById = user }
             bulkJobs[id] = job
             return job
         }
@@ -108,6 +112,7 @@ extension OrgEngine {
         let (_, views) = try matchingRecords(plan, includeDeleted: operation == "queryAll", parentIds: nil)
         var job = BulkJob(id: id, kind: .query, operation: operation, object: plan.object.name, state: "JobComplete",
                           columnDelimiter: columnDelimiter, lineEnding: lineEnding, createdDate: now, systemModstamp: now, apiVersion: version)
+        if let user = try? read({ db in try currentUserId(db) }) { job.createdById = user }
         job.query = text
         let paths: [SOQLFieldPath] = plan.query.select.compactMap {
             guard case .field(let path) = $0 else { return nil }
@@ -132,98 +137,168 @@ extension OrgEngine {
         }
     }
 
-    /// Runs every uploaded row, each in its own savepoint: failures go to failedResults with
-    /// `CODE:message:fields --`, the rest to successfulResults.
+    /// Rows an ingest job processes in one transaction before other requests get their turn.
+    static let ingestChunkRows = 500
+
+    /// Processes a closed ingest job in the background, as an org does: its uploads are parsed
+    /// off the engine (on another core), then its rows are written a chunk at a time, each chunk
+    /// one transaction, so the job is `InProgress` with `numberRecordsProcessed` rising while
+    /// other requests (its own status polls among them) are answered between chunks.
+    private func startIngest(_ job: BulkJob) {
+        let (id, uploads, delimiter) = (job.id, job.uploads, job.delimiter)
+        // Below the requests' priority: a status poll waits for at most one chunk.
+        Task.detached(priority: .utility) { [self] in
+            let parsed = BulkJob.parse(uploads: uploads, delimiter: delimiter)
+            guard await beginIngest(id, parsed) else { return }
+            while await ingestChunk(id) { await Task.yield() }
+        }
+    }
+
+    /// Takes the parsed rows; `false` when there is nothing to process (the job failed, was
+    /// aborted or is gone after a reset).
+    private func beginIngest(_ id: String, _ parsed: Result<(header: [String], rows: [[String]]), BulkJob.ParseFailure>) -> Bool {
+        guard var job = bulkJobs[id], job.state == "UploadComplete" else { return false }
+        job.uploads = []
+        switch parsed {
+        case .failure(let failure):
+            job.state = "Failed"
+            job.errorMessage = failure.message
+        case .success(let (header, rows)):
+            job.header = header
+            if let problem = headerProblem(job) {
+                job.state = "Failed"
+                job.errorMessage = problem
+                job.unprocessed = rows
+            } else {
+                job.pending = rows
+                job.state = "InProgress"
+            }
+        }
+        job.systemModstamp = clock.now()
+        bulkJobs[id] = job
+        return job.state == "InProgress"
+    }
+
+    /// Processes the next chunk of a running job; `false` once it is complete (or gone).
+    private func ingestChunk(_ id: String) -> Bool {
+        guard bulkJobs[id]?.state == "InProgress" else { return false }
+        // Taken out while it is worked on, so its result arrays grow in place (not copied).
+        var job = bulkJobs.removeValue(forKey: id)!
+        let started = ContinuousClock.now
+        let asUser = actingUserId
+        actingUserId = job.createdById
+        ingestRows(&job, upTo: min(job.pending.count, job.nextRow + Self.ingestChunkRows))
+        actingUserId = asUser
+        let elapsed = ContinuousClock.now - started
+        job.processingMs += elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000
+        if job.nextRow >= job.pending.count {
+            job.pending = []
+            job.state = "JobComplete"
+        }
+        job.systemModstamp = clock.now()
+        bulkJobs[id] = job
+        return job.state == "InProgress"
+    }
+
+    /// Runs an ingest job to its end in the calling request (Bulk API 1.0 batches, which are
+    /// complete when first polled).
     func processIngest(_ input: BulkJob) -> BulkJob {
         var job = input
         job.systemModstamp = clock.now()
-        // Each upload is a CSV file with its own header row; all must have the same columns.
-        var rows: [[String]] = []
-        var header: [String] = []
-        for (offset, upload) in job.uploads.enumerated() {
-            let parsed: [[String]]
-            do {
-                parsed = try CSVReader.rows(of: upload, delimiter: job.delimiter)
-            } catch {
-                job.state = "Failed"
-                job.errorMessage = "InvalidBatch : Failed to parse CSV upload \(offset + 1). Line \(error.line): \(error.reason)"
-                return job
-            }
-            guard let uploadHeader = parsed.first else { continue }
-            if header.isEmpty { header = uploadHeader }
-            guard uploadHeader == header else {
-                job.state = "Failed"
-                job.errorMessage = "InvalidBatch : upload \(offset + 1) has different columns from the first upload"
-                return job
-            }
-            rows += parsed.dropFirst()
-        }
-        guard !header.isEmpty else {
+        switch BulkJob.parse(uploads: job.uploads, delimiter: job.delimiter) {
+        case .failure(let failure):
             job.state = "Failed"
-            job.errorMessage = "InvalidBatch : No content"
+            job.errorMessage = failure.message
             return job
-        }
-        job.header = header
-        let object = schema.object(job.object)!
-        for column in header {
-            let name = column.split(separator: ".").first.map(String.init) ?? column
-            if object.field(name) == nil && object.relationship(name) == nil {
+        case .success(let (header, rows)):
+            job.header = header
+            if let problem = headerProblem(job) {
                 job.state = "Failed"
-                job.errorMessage = "InvalidBatch : Field name not found : \(column)"
+                job.errorMessage = problem
                 job.unprocessed = rows
                 return job
             }
+            job.pending = rows
         }
-        if (job.operation == "delete" || job.operation == "hardDelete" || job.operation == "update") && !header.contains(where: { $0.lowercased() == "id" }) {
-            job.state = "Failed"
-            job.errorMessage = "InvalidBatch : Field name not found : Id"
-            return job
+        while job.nextRow < job.pending.count {
+            ingestRows(&job, upTo: min(job.pending.count, job.nextRow + Self.ingestChunkRows))
         }
-        let version = job.apiVersion
-        for row in rows where !(row.count == 1 && row[0].isEmpty) {
-            var fields = JSONObject()
-            var id = ""
-            for (column, value) in zip(header, row) {
-                if column.lowercased() == "id" { id = value; continue }
-                if value.isEmpty { continue }
-                fields[column] = value == "#N/A" ? .null : .string(value)
-            }
-            do {
-                var created = false
-                try writeBlock { db in
-                    do {
-                        let resolved = try self.resolveRelationshipColumns(fields, object: object, db: db)
-                        switch job.operation {
-                        case "insert":
-                            id = try self.createRecord(db, object: object, input: resolved)
-                            created = true
-                        case "update":
-                            try self.updateRecord(db, object: object, id: id, input: resolved)
-                        case "upsert":
-                            let key = job.externalIdFieldName!
-                            let value = key.lowercased() == "id" ? id : (resolved[key]?.stringValue ?? "")
-                            let result = try self.upsertRecord(db, object: object, fieldName: key, value: value, input: resolved, version: version)
-                            (id, created) = (result.id, result.created)
-                        default:
-                            try self.deleteRecord(db, object: object, id: id)
-                        }
-                    } catch let error as APIError {
-                        throw TransactionAbort(error: error)
-                    }
-                }
-                job.successful.append([id, created ? "true" : "false"] + row)
-                job.rowResults.append(.init(id: id, created: created, error: nil))
-            } catch let abort as TransactionAbort {
-                let fields = (abort.error.fields ?? []).joined(separator: ",")
-                job.failed.append([id, "\(abort.error.errorCode):\(abort.error.message):\(fields) --"] + row)
-                job.rowResults.append(.init(id: id, created: false, error: abort.error))
-            } catch {
-                job.failed.append([id, "UNKNOWN_EXCEPTION:\(error):--"] + row)
-                job.rowResults.append(.init(id: id, created: false, error: APIError(500, "UNKNOWN_EXCEPTION", "\(error)")))
-            }
-        }
+        job.pending = []
         job.state = "JobComplete"
         return job
+    }
+
+    /// Why a job's columns cannot be ingested (an unknown field, no `Id` where one is needed).
+    private func headerProblem(_ job: BulkJob) -> String? {
+        let object = schema.object(job.object)!
+        for column in job.header {
+            let name = column.split(separator: ".").first.map(String.init) ?? column
+            if object.field(name) == nil && object.relationship(name) == nil { return "InvalidBatch : Field name not found : \(column)" }
+        }
+        if ["delete", "hardDelete", "update"].contains(job.operation) && !job.header.contains(where: { $0.lowercased() == "id" }) {
+            return "InvalidBatch : Field name not found : Id"
+        }
+        return nil
+    }
+
+    /// Writes rows `nextRow..<end` in one transaction, each under a savepoint: failures go to
+    /// failedResults with `CODE:message:fields --`, the rest to successfulResults.
+    private func ingestRows(_ job: inout BulkJob, upTo end: Int) {
+        let object = schema.object(job.object)!
+        let version = job.apiVersion
+        let (operation, header, externalId) = (job.operation, job.header, job.externalIdFieldName)
+        let rows = job.pending[job.nextRow..<end]
+        var results: [(row: [String], id: String, created: Bool, error: APIError?)] = []
+        results.reserveCapacity(rows.count)
+        do {
+            try writeBlock { db in
+                for row in rows {
+                    var fields = JSONObject()
+                    var id = ""
+                    for (column, value) in zip(header, row) {
+                        if column.lowercased() == "id" { id = value; continue }
+                        if value.isEmpty { continue }
+                        fields[column] = value == "#N/A" ? .null : .string(value)
+                    }
+                    do {
+                        let (recordId, created) = try db.withRecordSavepoint { () throws(APIError) -> (String, Bool) in
+                            let resolved = try self.resolveRelationshipColumns(fields, object: object, db: db)
+                            switch operation {
+                            case "insert":
+                                return (try self.createRecord(db, object: object, input: resolved), true)
+                            case "update":
+                                try self.updateRecord(db, object: object, id: id, input: resolved)
+                                return (id, false)
+                            case "upsert":
+                                let key = externalId!
+                                let value = key.lowercased() == "id" ? id : (resolved[key]?.stringValue ?? "")
+                                let result = try self.upsertRecord(db, object: object, fieldName: key, value: value, input: resolved, version: version)
+                                return (result.id, result.created)
+                            default:
+                                try self.deleteRecord(db, object: object, id: id)
+                                return (id, false)
+                            }
+                        }
+                        results.append((row, recordId, created, nil))
+                    } catch let error as APIError {
+                        results.append((row, id, false, error))
+                    }
+                }
+            }
+        } catch {
+            // The chunk's transaction failed as a whole: none of its rows was applied.
+            results = rows.map { ($0, "", false, APIError(500, "UNKNOWN_EXCEPTION", "\(error)")) }
+        }
+        for result in results {
+            if let error = result.error {
+                let fields = (error.fields ?? []).joined(separator: ",")
+                job.failed.append([result.id, "\(error.errorCode):\(error.message):\(fields) --"] + result.row)
+            } else {
+                job.successful.append([result.id, result.created ? "true" : "false"] + result.row)
+            }
+            job.rowResults.append(.init(id: result.id, created: result.created, error: result.error))
+        }
+        job.nextRow = end
     }
 
     /// Turns `Account.External_Id__c` columns into the lookup field's id.

@@ -238,8 +238,8 @@ extension OrgEngine {
         return .object(object)
     }
 
-    /// `GET /limits/recordCount?sObjects=Account,Contact`: live records per object (every object
-    /// that has records when `sObjects` is absent), as `{"sObjects": [{"count", "name"}]}`.
+    /// `GET /limits/recordCount?sObjects=Account,Contact`: live records per object that has any
+    /// (of those named, or of every object), as `{"sObjects": [{"count", "name"}]}`.
     func recordCount(_ request: EmulatorRequest) throws(APIError) -> EmulatorResponse {
         let counts: [String: Int]
         do {
@@ -249,12 +249,11 @@ extension OrgEngine {
         }
         var names = counts.keys.filter { schema.object($0)?.tooling != true }.sorted()
         if let wanted = request.query["sObjects"] {
-            names = wanted.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-            for name in names where seed.schema.object(name) == nil {
-                throw APIError(400, "INVALID_TYPE", "sObject type '\(name)' is not supported.")
-            }
-            names = names.map { seed.schema.object($0)?.name ?? $0 }
+            // As an org answers: a name it does not know is ignored, not an error.
+            names = wanted.split(separator: ",").compactMap { seed.schema.object($0.trimmingCharacters(in: .whitespaces))?.name }
         }
+        // An object without records is left out (`{"sObjects" : [ ]}` for it alone), as recorded from orgs.
+        names = names.filter { (counts[$0] ?? 0) > 0 }
         return .json(200, ["sObjects": .array(names.map { name in
             ["count": .integer(Int64(counts[name] ?? 0)), "name": .string(name)]
         })])

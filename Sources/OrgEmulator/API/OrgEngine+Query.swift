@@ -207,8 +207,8 @@ extension OrgEngine {
             }
             var output = JSONObject()
             output["attributes"] = ["type": .string(plan.object.name), "url": .string("/services/data/v\(version)/sobjects/\(plan.object.name)/\(record.id)")]
-            for item in plan.query.select {
-                guard case .field(let path) = item else { continue }
+            // Picklist labels are their values in the emulator, so `toLabel(F)` reads F.
+            for path in plan.query.select.compactMap(\.fieldPath) {
                 Self.place(path.components[...], from: view, into: &output, version: version)
             }
             for (name, value) in children[record.id] ?? [] { output[name] = value }
@@ -240,7 +240,7 @@ extension OrgEngine {
     static func relationshipChains(_ plan: QueryPlan) -> [[String]] {
         var paths: [SOQLFieldPath] = []
         for item in plan.query.select {
-            if case .field(let path) = item { paths.append(path) }
+            if let path = item.fieldPath { paths.append(path) }
             if case .aggregate(let aggregate) = item { paths.append(aggregate.field) }
         }
         paths += plan.query.orderBy.map(\.field) + plan.query.groupBy

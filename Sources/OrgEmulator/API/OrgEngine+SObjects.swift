@@ -115,7 +115,7 @@ extension OrgEngine {
             "keyPrefix": .string(object.keyPrefix), "custom": .bool(object.custom), "createable": .bool(writable),
             "updateable": .bool(writable), "deletable": .bool(writable), "queryable": true, "undeletable": .bool(writable),
             // The rest of what an org's global describe lists for every object.
-            "activateable": false, "customSetting": false, "deprecatedAndHidden": false, "feedEnabled": false,
+            "activateable": false, "customSetting": false, "deepCloneable": false, "deprecatedAndHidden": false, "feedEnabled": false,
             "hasSubtypes": false, "isInterface": false, "isSubtype": false, "layoutable": .bool(writable), "mergeable": false,
             "mruEnabled": .bool(writable), "replicateable": .bool(writable), "retrieveable": true, "searchable": .bool(writable),
             "triggerable": .bool(writable), "associateEntityType": .null, "associateParentEntity": .null,
@@ -158,8 +158,13 @@ extension OrgEngine {
             entry["calculated"] = false
             entry["nameField"] = .bool(field.name == "Name")
             entry["compoundFieldName"] = object.fields.first { $0.compound.contains(field.name) }.map { .string($0.name) } ?? .null
-            entry["filterable"] = true
-            entry["sortable"] = true
+            // A long text area cannot be filtered, sorted, grouped or aggregated on, as in an org.
+            let long = field.type == .textarea && field.length > 255
+            entry["filterable"] = .bool(!long)
+            entry["sortable"] = .bool(!long)
+            entry["groupable"] = .bool(!long)
+            entry["aggregatable"] = .bool(!long)
+            if field.type == .textarea { entry["extraTypeInfo"] = "plaintextarea" }
             entry["restrictedPicklist"] = .bool(field.restrictedPicklist)
             entry["picklistValues"] = .array(field.picklistValues.map { value in
                 ["active": true, "defaultValue": false, "label": .string(value), "validFor": .null, "value": .string(value)]

@@ -24,7 +24,7 @@ struct QueryPlan: Sendable {
         }
         for item in query.select {
             switch item {
-            case .field(let path): try check(path)
+            case .field(let path), .label(let path): try check(path)
             case .aggregate(let aggregate): try check(aggregate.field)
             case .count: break
             case .subquery(let subquery):
@@ -42,7 +42,7 @@ struct QueryPlan: Sendable {
         for field in query.groupBy { try check(field) }
         if !query.groupBy.isEmpty {
             let grouped = Set(query.groupBy.map { $0.description.lowercased() })
-            for case .field(let path) in query.select where !grouped.contains(path.description.lowercased()) {
+            for path in query.select.compactMap(\.fieldPath) where !grouped.contains(path.description.lowercased()) {
                 throw SOQLError(.malformedQuery, "Field must be grouped or aggregated: \(path.fieldName)", at: path.position ?? .init(row: 1, column: 1), in: text)
             }
             for ordering in query.orderBy where !grouped.contains(ordering.field.description.lowercased()) {

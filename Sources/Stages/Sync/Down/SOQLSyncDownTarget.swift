@@ -21,10 +21,7 @@ public struct SOQLSyncDownTarget: SyncDownTarget {
     public init(query text: String, soupName: String, idFieldName: String = "Id", modificationDateFieldName: String = "LastModifiedDate",
                 batchSize: Int? = nil, bulk: Bool = false) throws {
         var query = try SOQL.parseQuery(text)
-        let fields = Set(query.select.compactMap { item -> String? in
-            if case .field(let path) = item { return path.description.lowercased() }
-            return nil
-        })
+        let fields = Set(query.select.compactMap { $0.fieldPath?.description.lowercased() })
         for name in [modificationDateFieldName, idFieldName] where !fields.contains(name.lowercased()) {
             query.select.insert(.field(try SOQLFieldPath(name)), at: 0)
         }

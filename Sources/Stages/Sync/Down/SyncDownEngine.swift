@@ -68,10 +68,7 @@ struct SyncDownEngine {
             counting.select = [.count]
             counting.orderBy = []
             let total = try await client.count(counting.description)
-            let fields = query.query.select.compactMap { item -> String? in
-                if case .field(let path) = item { return path.description }
-                return nil
-            }
+            let fields = query.query.select.compactMap { $0.fieldPath?.description }
             var page: [JSONObject] = []
             for try await row in client.bulkQuery(query.query.description) {
                 var record: JSONObject = ["attributes": ["type": .string(query.query.from.name)]]

@@ -86,7 +86,12 @@ struct SyncUpEngine {
             let message = (error as? StageFailure)?.message ?? "\(error)"
             throw StageFailure(.failed, message, partialResult: tally.result)
         }
-        try await files.add(tally.close())
+        let rows = tally.close()
+        do {
+            try await files.add(rows)
+        } catch {
+            throw StageFailure(.failed, "\(error)", partialResult: tally.result)
+        }
         return tally.result
     }
 

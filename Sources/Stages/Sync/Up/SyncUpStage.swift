@@ -118,13 +118,16 @@ public struct SyncUpStage: Stage {
                 idle = attempts.count == taken ? idle + 1 : 0
             }
             try await run(target)
+            try await files.finish()
+            if await tracker.state.status == .running { try await tracker.finish(.done) }
         } catch {
             try? await files.finish()
             try? await tracker.finish(.failed, error: "\(error)")
+            // Records already committed are reported even when a stop (or a failure) comes after
+            // them, while the result files or the sync's state are written.
+            if !(error is StageFailure) && !result.counts.isEmpty { throw StageFailure(.failed, "\(error)", partialResult: result) }
             throw error
         }
-        try await files.finish()
-        if await tracker.state.status == .running { try await tracker.finish(.done) }
         return result
     }
 
