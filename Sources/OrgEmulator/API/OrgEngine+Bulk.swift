@@ -146,11 +146,13 @@ extension OrgEngine {
     /// other requests (its own status polls among them) are answered between chunks.
     private func startIngest(_ job: BulkJob) {
         let (id, uploads, delimiter) = (job.id, job.uploads, job.delimiter)
-        // Below the requests' priority: a status poll waits for at most one chunk.
-        Task.detached(priority: .utility) { [self] in
+        Task.detached { [self] in
             let parsed = BulkJob.parse(uploads: uploads, delimiter: delimiter)
             guard await beginIngest(id, parsed) else { return }
-            while await ingestChunk(id) { await Task.yield() }
+            while await ingestChunk(id) {
+                // Requests that arrived meanwhile (the job's own polls) go first.
+                await Task.yield()
+            }
         }
     }
 
@@ -180,8 +182,12 @@ extension OrgEngine {
     }
 
     /// Processes the next chunk of a running job; `false` once it is complete (or gone).
-    private func ingestChunk(_ id: String) -> Bool {
+    private func ingestChunk(_ id: String) async -> Bool {
         guard bulkJobs[id]?.state == "InProgress" else { return false }
+        if faults.bulkPauseAfterRows > 0, let job = bulkJobs[id], job.nextRow >= faults.bulkPauseAfterRows {
+            await stall()
+            return true
+        }
         // Taken out while it is worked on, so its result arrays grow in place (not copied).
         var job = bulkJobs.removeValue(forKey: id)!
         let started = ContinuousClock.now
@@ -312,9 +318,7 @@ extension OrgEngine {
                 continue
             }
             guard let key = value.stringValue else { resolved[reference.name] = .null; continue }
-            let ids = (try? String.fetchAll(db, sql: """
-                SELECT id FROM records WHERE type = ? AND isDeleted = 0 AND lower(json_extract(data, ?)) = lower(?) LIMIT 2
-                """, arguments: [parent.name, "$.\(parent.field(parts[1])?.name ?? parts[1])", key])) ?? []
+            let ids = (try? RecordStore.ids(db, type: parent.name, field: parent.field(parts[1])?.name ?? parts[1], equalTo: key, limit: 2)) ?? []
             guard ids.count == 1 else {
                 throw APIError(400, "INVALID_FIELD", "Foreign key external ID: \(key) not found for field \(parts[1]) in entity \(parent.name)", fields: [reference.name])
             }

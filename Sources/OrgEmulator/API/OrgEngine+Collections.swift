@@ -154,15 +154,15 @@ extension OrgEngine {
 extension Database {
     /// Runs `body` inside a savepoint that is rolled back when it throws.
     func withRecordSavepoint<T>(_ body: () throws(APIError) -> T) throws -> T {
-        let name = "record"
-        try execute(sql: "SAVEPOINT \(name)")
+        // Cached statements: a load opens one savepoint per record.
+        try cachedStatement(sql: "SAVEPOINT record").execute()
         do {
             let value = try body()
-            try execute(sql: "RELEASE SAVEPOINT \(name)")
+            try cachedStatement(sql: "RELEASE SAVEPOINT record").execute()
             return value
         } catch {
-            try execute(sql: "ROLLBACK TO SAVEPOINT \(name)")
-            try execute(sql: "RELEASE SAVEPOINT \(name)")
+            try cachedStatement(sql: "ROLLBACK TO SAVEPOINT record").execute()
+            try cachedStatement(sql: "RELEASE SAVEPOINT record").execute()
             throw error
         }
     }

@@ -163,9 +163,7 @@ extension OrgEngine {
         }
         let matches: [String]
         do {
-            matches = try String.fetchAll(db, sql: """
-                SELECT id FROM records WHERE type = ? AND isDeleted = 0 AND lower(json_extract(data, ?)) = lower(?) LIMIT 10
-                """, arguments: [object.name, "$.\(field.name)", value])
+            matches = try RecordStore.ids(db, type: object.name, field: field.name, equalTo: value, limit: 10)
         } catch {
             throw APIError(500, "UNKNOWN_EXCEPTION", "\(error)")
         }
@@ -185,9 +183,7 @@ extension OrgEngine {
         for field in object.fields where field.unique {
             guard let value = values[field.name], !value.isNull else { continue }
             let text = value.stringValue ?? value.jsonString
-            if let other = try String.fetchOne(db, sql: """
-                SELECT id FROM records WHERE type = ? AND isDeleted = 0 AND id != ? AND lower(json_extract(data, ?)) = lower(?) LIMIT 1
-                """, arguments: [object.name, id, "$.\(field.name)", text]) {
+            if let other = try RecordStore.ids(db, type: object.name, field: field.name, equalTo: text, excluding: id, limit: 1).first {
                 throw APIError(400, "DUPLICATE_VALUE",
                                "duplicate value found: \(field.name) duplicates value on record with id: \(other.prefix(15))", fields: [])
             }

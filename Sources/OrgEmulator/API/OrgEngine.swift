@@ -56,6 +56,9 @@ actor OrgEngine {
             if try RecordStore.meta(db, "seedDigest") != seed.digest || seed.digest.isEmpty {
                 try Self.loadSeed(seed, orgId: organizationId, db: db, now: EmulatorClock().now())
             }
+            try RecordStore.indexLookupFields(db, seed.schema.objects.flatMap { object in
+                object.fields.filter { ($0.unique || $0.externalId || $0.idLookup) && $0.name != "Id" }.map { (object.name, $0.name) }
+            })
         }
         let token = accessToken ?? String(organizationId.prefix(15)) + "!" + Self.randomToken()
         self.seed = seed

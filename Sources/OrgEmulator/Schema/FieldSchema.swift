@@ -97,18 +97,45 @@ public struct ObjectSchema: Sendable {
     public var keyPrefix: String
     public var custom: Bool
     /// Fields in describe order, system fields included.
-    public var fields: [FieldSchema]
+    public var fields: [FieldSchema] {
+        didSet { positions = Self.positions(of: fields) }
+    }
     public var childRelationships: [ChildRelationship] = []
     /// The record types besides Master, the first being the default for new records.
     public var recordTypes: [RecordTypeInfo] = []
     /// A Tooling API object (EntityDefinition, ApexClass): served under `/tooling`, left out of
     /// the data API's global describe, search and record counts.
     public var tooling = false
+    /// Where each field sits in `fields`, by its name as written and lower-cased (every record
+    /// written looks up each of its fields).
+    private var positions: [String: Int]
+
+    public init(name: String, label: String, labelPlural: String, keyPrefix: String, custom: Bool, fields: [FieldSchema],
+                childRelationships: [ChildRelationship] = [], recordTypes: [RecordTypeInfo] = [], tooling: Bool = false) {
+        self.name = name
+        self.label = label
+        self.labelPlural = labelPlural
+        self.keyPrefix = keyPrefix
+        self.custom = custom
+        self.fields = fields
+        self.childRelationships = childRelationships
+        self.recordTypes = recordTypes
+        self.tooling = tooling
+        positions = Self.positions(of: fields)
+    }
+
+    private static func positions(of fields: [FieldSchema]) -> [String: Int] {
+        var positions: [String: Int] = [:]
+        for (index, field) in fields.enumerated().reversed() {
+            positions[field.name.lowercased()] = index
+            positions[field.name] = index
+        }
+        return positions
+    }
 
     /// The field named `name`, case-insensitively, as Salesforce matches field names.
     public func field(_ name: String) -> FieldSchema? {
-        let lowered = name.lowercased()
-        return fields.first { $0.name.lowercased() == lowered }
+        (positions[name] ?? positions[name.lowercased()]).map { fields[$0] }
     }
 
     /// The reference field whose relationship name is `name` (`Account` → `AccountId`).

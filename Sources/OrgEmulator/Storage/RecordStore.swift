@@ -61,19 +61,49 @@ final class RecordStore: Sendable {
 
     /// A new id for an object with key prefix `prefix`.
     static func nextId(_ db: Database, prefix: String) throws -> String {
-        let next = try Int64.fetchOne(db, sql: "SELECT next FROM counters WHERE prefix = ?", arguments: [prefix]) ?? 1
-        try db.execute(sql: "INSERT OR REPLACE INTO counters (prefix, next) VALUES (?, ?)", arguments: [prefix, next + 1])
+        // Cached statements: a load runs these once per record.
+        let next = try Int64.fetchOne(db.cachedStatement(sql: "SELECT next FROM counters WHERE prefix = ?"), arguments: [prefix]) ?? 1
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO counters (prefix, next) VALUES (?, ?)").execute(arguments: [prefix, next + 1])
         return SalesforceId.make(prefix: prefix, counter: next)
     }
 
     static func save(_ db: Database, _ record: StoredRecord) throws {
-        try db.execute(
-            sql: "INSERT OR REPLACE INTO records (id, type, data, isDeleted, systemModstamp) VALUES (?, ?, ?, ?, ?)",
-            arguments: [record.id, record.type, JSONValue.object(record.fields).jsonString, record.isDeleted, record.systemModstamp])
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO records (id, type, data, isDeleted, systemModstamp) VALUES (?, ?, ?, ?, ?)")
+            .execute(arguments: [record.id, record.type, JSONValue.object(record.fields).jsonString, record.isDeleted, record.systemModstamp])
     }
 
     static func fetch(_ db: Database, id: String) throws -> StoredRecord? {
-        try Row.fetchOne(db, sql: "SELECT * FROM records WHERE id = ?", arguments: [id]).map(decode)
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM records WHERE id = ?"), arguments: [id]).map(decode)
+    }
+
+    /// The SQL of a record's `field` value compared without case, as lookups and their indexes
+    /// spell it (the path written out, so SQLite matches it to the index's expression).
+    static func lookupExpression(_ field: String) -> String {
+        "lower(json_extract(data, '$.\(field.replacingOccurrences(of: "'", with: "''"))'))"
+    }
+
+    /// A partial index per object and field looked up by value (external ids, unique and
+    /// `idLookup` fields): finding a record by one (an upsert, a uniqueness check, a relationship
+    /// column) is then a seek, not a scan of every record of its type — which made loads quadratic
+    /// in the org's size — and a record of another object pays nothing for it.
+    static func indexLookupFields(_ db: Database, _ fields: [(type: String, field: String)]) throws {
+        for (type, field) in fields {
+            let name = "records_by_" + String("\(type)_\(field)".unicodeScalars.map { CharacterSet.alphanumerics.contains($0) ? Character($0) : "_" })
+            try db.execute(sql: "CREATE INDEX IF NOT EXISTS \"\(name)\" ON records (\(lookupExpression(field))) WHERE type = \(literal(type))")
+        }
+    }
+
+    /// Ids of live records of `type` whose `field` equals `value` (case-insensitively), but `excluding`.
+    static func ids(_ db: Database, type: String, field: String, equalTo value: String, excluding: String? = nil, limit: Int) throws -> [String] {
+        // The type written out too, so SQLite sees that the object's partial index applies.
+        try String.fetchAll(db.cachedStatement(sql: """
+            SELECT id FROM records WHERE type = \(literal(type)) AND \(lookupExpression(field)) = lower(?) AND isDeleted = 0 AND id != ? LIMIT \(limit)
+            """), arguments: [value, excluding ?? ""])
+    }
+
+    /// A string as an SQL literal.
+    private static func literal(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
     }
 
     /// Every record of a type, in id order; deleted ones only when `includeDeleted`.

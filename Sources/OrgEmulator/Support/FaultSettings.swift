@@ -22,12 +22,15 @@ struct FaultSettings: Sendable, Equatable {
     var stallAfterRequests = 0
     /// The same, counting write requests only.
     var stallAfterWrites = 0
+    /// A Bulk ingest job running in the background holds once it has processed this many rows
+    /// (in whole chunks), until the faults change: a job a test can see part-way.
+    var bulkPauseAfterRows = 0
     var seed: UInt64 = 42
 
     static let keys: Set<String> = [
         "latencyMs", "writeLatencyMs", "latencySpikeMs", "latencySpikeRate", "errorRate", "errorStatus", "errorCode", "errorBurst",
         "recordErrorRate", "recordErrorCode", "dropAfterCommitRate", "sessionExpiryEvery", "dailyRequestLimit", "stallAfterRequests",
-        "stallAfterWrites", "seed",
+        "stallAfterWrites", "bulkPauseAfterRows", "seed",
     ]
 
     /// Reads the settings object; `{}` gives the defaults (no faults).
@@ -60,6 +63,7 @@ struct FaultSettings: Sendable, Equatable {
         dailyRequestLimit = try int("dailyRequestLimit", dailyRequestLimit)
         stallAfterRequests = try int("stallAfterRequests", stallAfterRequests)
         stallAfterWrites = try int("stallAfterWrites", stallAfterWrites)
+        bulkPauseAfterRows = try int("bulkPauseAfterRows", bulkPauseAfterRows)
         seed = UInt64(try int("seed", Int(seed)))
     }
 
