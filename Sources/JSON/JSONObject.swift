@@ -38,16 +38,7 @@ public struct JSONObject: Sendable, Hashable, Sequence {
         get { position(of: key).map { members[$0].value } }
         set {
             if let newValue {
-                if let position = position(of: key) {
-                    members[position].value = newValue
-                } else {
-                    members.append(Member(key: key, value: newValue))
-                    if positions != nil {
-                        positions![key] = members.count - 1
-                    } else if members.count > Self.indexThreshold {
-                        positions = Dictionary(uniqueKeysWithValues: members.enumerated().map { ($1.key, $0) })
-                    }
-                }
+                updateValue(newValue, forKey: key)
             } else if let position = position(of: key) {
                 members.remove(at: position)
                 if positions != nil {
@@ -56,6 +47,23 @@ public struct JSONObject: Sendable, Hashable, Sequence {
                 }
             }
         }
+    }
+
+    /// Sets a member with one lookup of its key, and says whether the key was already present
+    /// (its value replaced, its place kept).
+    @discardableResult
+    public mutating func updateValue(_ value: JSONValue, forKey key: String) -> Bool {
+        if let position = position(of: key) {
+            members[position].value = value
+            return true
+        }
+        members.append(Member(key: key, value: value))
+        if positions != nil {
+            positions![key] = members.count - 1
+        } else if members.count > Self.indexThreshold {
+            positions = Dictionary(uniqueKeysWithValues: members.enumerated().map { ($1.key, $0) })
+        }
+        return false
     }
 
     /// `true` when the key is present (even with a `null` value).

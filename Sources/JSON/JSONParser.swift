@@ -146,11 +146,10 @@ private struct Parser {
             skipWhitespace()
             path.append(.key(key))
             let value = try parseValue(depth: depth)
-            if object.contains(key) {
+            if object.updateValue(value, forKey: key) {
                 duplicates.append(JSONDuplicateKey(path: renderPath(), line: keyLine))
             }
             path.removeLast()
-            object[key] = value
             skipWhitespace()
             guard index < bytes.count else { throw error("unexpected end of input inside an object") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
