@@ -34,6 +34,17 @@ public struct JSONParser {
         var parser = Parser(bytes: Array(bytes))
         return try parser.parseDocument()
     }
+
+    /// Parses a document that is one object, keeping only the members named in `keys`; the other
+    /// members' values are stepped over without being built (reading a few fields of wide records).
+    public static func parseObject(_ text: String, keeping keys: Set<String>) throws(JSONSyntaxError) -> JSONObject {
+        var parser = Parser(bytes: Array(text.utf8))
+        parser.skipWhitespace()
+        guard parser.index < parser.bytes.count, parser.bytes[parser.index] == UInt8(ascii: "{") else {
+            throw parser.error("expected an object")
+        }
+        return try parser.parseObject(depth: 1, keeping: keys)
+    }
 }
 
 private struct Parser {
@@ -156,6 +167,103 @@ private struct Parser {
             if bytes[index] == UInt8(ascii: "}") { index += 1; return .object(object) }
             throw error("expected ',' or '}' after an object member")
         }
+    }
+
+    /// An object's members named in `keys`; the others' values are skipped.
+    mutating func parseObject(depth: Int, keeping keys: Set<String>) throws(JSONSyntaxError) -> JSONObject {
+        index += 1
+        var object = JSONObject()
+        skipWhitespace()
+        if index < bytes.count && bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            return object
+        }
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
+                throw error(index < bytes.count ? "expected a member name in double quotes" : "unexpected end of input inside an object")
+            }
+            let key = try parseString()
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':' after member name") }
+            index += 1
+            skipWhitespace()
+            if keys.contains(key) {
+                object[key] = try parseValue(depth: depth)
+            } else {
+                try skipValue(depth: depth)
+            }
+            skipWhitespace()
+            guard index < bytes.count else { throw error("unexpected end of input inside an object") }
+            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+            if bytes[index] == UInt8(ascii: "}") { index += 1; return object }
+            throw error("expected ',' or '}' after an object member")
+        }
+    }
+
+    /// Steps over one value without building it (strings are scanned for their closing quote,
+    /// objects and arrays by their brackets).
+    mutating func skipValue(depth: Int) throws(JSONSyntaxError) {
+        guard index < bytes.count else { throw error("unexpected end of input, expected a value") }
+        switch bytes[index] {
+        case UInt8(ascii: "\""):
+            try skipString()
+        case UInt8(ascii: "{"), UInt8(ascii: "["):
+            var nesting = 0
+            while index < bytes.count {
+                switch bytes[index] {
+                case UInt8(ascii: "\""):
+                    try skipString()
+                    continue
+                case UInt8(ascii: "{"), UInt8(ascii: "["):
+                    nesting += 1
+                    if depth + nesting > JSONParser.maximumDepth { throw error("nesting deeper than \(JSONParser.maximumDepth) levels") }
+                case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                    nesting -= 1
+                    if nesting == 0 {
+                        index += 1
+                        return
+                    }
+                case 0x0A:
+                    line += 1
+                    lineStart = index + 1
+                default:
+                    break
+                }
+                index += 1
+            }
+            throw error("unexpected end of input inside a value")
+        default:
+            // A number or a literal: up to the next delimiter.
+            let start = index
+            while index < bytes.count {
+                switch bytes[index] {
+                case UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]"), 0x20, 0x09, 0x0A, 0x0D: break
+                default:
+                    index += 1
+                    continue
+                }
+                break
+            }
+            if index == start { throw error("unexpected \(describe(bytes[index])), expected a value") }
+        }
+    }
+
+    /// Steps over a string, escapes included.
+    mutating func skipString() throws(JSONSyntaxError) {
+        index += 1
+        while index < bytes.count {
+            switch bytes[index] {
+            case UInt8(ascii: "\""):
+                index += 1
+                return
+            case UInt8(ascii: "\\"):
+                index += 2
+            default:
+                index += 1
+            }
+        }
+        throw error("unterminated string")
     }
 
     mutating func parseArray(depth: Int) throws(JSONSyntaxError) -> JSONValue {

@@ -400,4 +400,18 @@ struct ErrorCase: Sendable, CustomTestStringConvertible {
         #expect([JSONValue.null, true, 1, 1.5, "s", [], [:]].map(\.kindName)
                 == ["null", "boolean", "integer", "number", "string", "array", "object"])
     }
+
+    /// Reading a few members of a wide object steps over the others, whatever they hold.
+    @Test func anObjectParsedForSomeKeysKeepsOnlyThose() throws {
+        let text = #"{"Id":"001","Skip":{"a":["]}",{"b":"\"}"}],"c":null},"Name":"Acme \"One\"","List":[1,[2,{"x":"}"}]],"#
+            + #""Amount":-12.5e3,"Flag":true,"Nothing":null,"Last":"z"}"#
+        let object = try JSONParser.parseObject(text, keeping: ["Id", "Name", "Amount", "Flag", "Last", "Missing"])
+        #expect(object == ["Id": "001", "Name": "Acme \"One\"", "Amount": -12500.0, "Flag": true, "Last": "z"])
+        #expect(object.keys == ["Id", "Name", "Amount", "Flag", "Last"])
+        let everything = try JSONParser.parse(text).objectValue
+        #expect(try JSONParser.parseObject(text, keeping: Set(everything?.keys ?? [])) == everything)
+        #expect(throws: JSONSyntaxError.self) { try JSONParser.parseObject(#"{"a":"open"#, keeping: ["b"]) }
+        #expect(throws: JSONSyntaxError.self) { try JSONParser.parseObject(#"{"a":[1,2"#, keeping: ["b"]) }
+        #expect(throws: JSONSyntaxError.self) { try JSONParser.parseObject(#"[1]"#, keeping: ["a"]) }
+    }
 }

@@ -41,7 +41,12 @@ extension OrgEngine {
                 startIngest(job)
                 return .json(200, job.info())
             case "Aborted" where !["JobComplete", "Failed", "Aborted"].contains(job.state):
-                // Rows not processed yet stay unprocessed.
+                // Rows not processed yet stay unprocessed (still to be parsed when the job was
+                // closed a moment ago).
+                if job.pending.isEmpty, !job.uploads.isEmpty, case .success(let (header, rows)) = BulkJob.parse(uploads: job.uploads, delimiter: job.delimiter) {
+                    (job.header, job.pending) = (header, rows)
+                }
+                job.uploads = []
                 job.unprocessed = Array(job.pending.dropFirst(job.nextRow))
                 job.pending = []
                 job.state = "Aborted"
@@ -106,7 +111,7 @@ extension OrgEngine {
         } catch {
             throw APIError(400, "API_ERROR", error.message)
         }
-        guard plan.subqueries.isEmpty, plan.query.select.allSatisfy({ if case .field = $0 { return true }; return false }) else {
+        guard plan.subqueries.isEmpty, plan.query.select.allSatisfy({ $0.fieldPath != nil }) else {
             throw APIError(400, "API_ERROR", "FeatureNotEnabled : Bulk API 2.0 query jobs do not support subqueries or aggregates")
         }
         let (_, views) = try matchingRecords(plan, includeDeleted: operation == "queryAll", parentIds: nil)
@@ -114,10 +119,7 @@ extension OrgEngine {
                           columnDelimiter: columnDelimiter, lineEnding: lineEnding, createdDate: now, systemModstamp: now, apiVersion: version)
         if let user = try? read({ db in try currentUserId(db) }) { job.createdById = user }
         job.query = text
-        let paths: [SOQLFieldPath] = plan.query.select.compactMap {
-            guard case .field(let path) = $0 else { return nil }
-            return path
-        }
+        let paths = plan.query.select.compactMap(\.fieldPath)
         job.resultHeader = paths.map(\.description)
         job.resultRows = views.map { view in paths.map { Self.csvValue(SOQLEvaluator.nestedValue(in: view, at: $0)) } }
         bulkJobs[id] = job

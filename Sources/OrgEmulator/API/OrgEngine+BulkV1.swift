@@ -155,10 +155,7 @@ extension OrgEngine {
             do {
                 let plan = try QueryPlan(query: try SOQL.parseQuery(text), text: text, schema: schema)
                 let (_, views) = try matchingRecords(plan, includeDeleted: job.operation == "queryAll", parentIds: nil)
-                let paths: [SOQLFieldPath] = plan.query.select.compactMap {
-                    guard case .field(let path) = $0 else { return nil }
-                    return path
-                }
+                let paths = plan.query.select.compactMap(\.fieldPath)
                 var csv = CSVLine.encode(paths.map(\.description), quoteAll: true) + "\n"
                 for view in views {
                     csv += CSVLine.encode(paths.map { Self.csvValue(SOQLEvaluator.nestedValue(in: view, at: $0)) }, quoteAll: true) + "\n"

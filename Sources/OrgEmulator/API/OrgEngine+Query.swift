@@ -71,9 +71,12 @@ extension OrgEngine {
         -> ([StoredRecord], [JSONObject])
     {
         do {
+            // Only the fields the plan reads are parsed: callers shape the records they keep from
+            // their ids (a page fetches its records whole).
+            let keeping = Self.fieldsRead(by: plan, alsoReading: parentIds?.field)
             return try read { db in
-                let records = try parentIds.map { try RecordStore.fetchChildren(db, type: plan.object.name, field: $0.field, parentIds: $0.ids) }
-                    ?? RecordStore.fetchAll(db, type: plan.object.name, includeDeleted: includeDeleted)
+                let records = try parentIds.map { try RecordStore.fetchChildren(db, type: plan.object.name, field: $0.field, parentIds: $0.ids, keeping: keeping) }
+                    ?? RecordStore.fetchAll(db, type: plan.object.name, includeDeleted: includeDeleted, keeping: keeping)
                 var cache: [String: StoredRecord?] = [:]
                 let chains = Self.relationshipChains(plan)
                 var pairs: [(StoredRecord, JSONObject)] = []
@@ -176,7 +179,9 @@ extension OrgEngine {
         var shaped: [JSONValue] = []
         let records: [StoredRecord]
         do {
-            records = try read { db in try ids.compactMap { try RecordStore.fetch(db, id: $0) } }
+            // Only the fields the plan reads are parsed (wide records, narrow select lists).
+            let keeping = Self.fieldsRead(by: plan, alsoReading: nil)
+            records = try read { db in try ids.compactMap { try RecordStore.fetch(db, id: $0, keeping: keeping) } }
         } catch {
             throw APIError(500, "UNKNOWN_EXCEPTION", "\(error)")
         }
@@ -221,7 +226,7 @@ extension OrgEngine {
     /// objects with their own `attributes`.
     static func place(_ path: ArraySlice<String>, from view: JSONObject, into output: inout JSONObject, version: String) {
         guard let first = path.first else { return }
-        let key = view.keys.first { $0.lowercased() == first.lowercased() } ?? first
+        let key = view.contains(first) ? first : view.keys.first { $0.lowercased() == first.lowercased() } ?? first
         if path.count == 1 {
             output[key] = view[key] ?? .null
             return
@@ -238,6 +243,17 @@ extension OrgEngine {
 
     /// Every chain of relationship names a plan's fields go through (`["Account", "Parent"]`).
     static func relationshipChains(_ plan: QueryPlan) -> [[String]] {
+        var chains: [[String]] = []
+        for path in referencedPaths(plan) {
+            let chain = Array(path.components.dropLast())
+            if !chain.isEmpty && !chains.contains(chain) { chains.append(chain) }
+        }
+        return chains
+    }
+
+    /// Every field path a plan reads outside its subqueries: selected, aggregated, ordered,
+    /// grouped and filtered on.
+    static func referencedPaths(_ plan: QueryPlan) -> [SOQLFieldPath] {
         var paths: [SOQLFieldPath] = []
         for item in plan.query.select {
             if let path = item.fieldPath { paths.append(path) }
@@ -252,12 +268,28 @@ extension OrgEngine {
             }
         }
         if let condition = plan.query.whereCondition { collect(condition) }
-        var chains: [[String]] = []
-        for path in paths {
-            let chain = Array(path.components.dropLast())
-            if !chain.isEmpty && !chains.contains(chain) { chains.append(chain) }
+        if let having = plan.query.having { collect(having) }
+        return paths
+    }
+
+    /// The stored fields a plan reads from each record of its object — each path's field, or the
+    /// reference field of the relationship it starts with, and `Id` — so that only those are
+    /// parsed while every record is matched; `nil` (read them all) for what it cannot name.
+    static func fieldsRead(by plan: QueryPlan, alsoReading extra: String?) -> Set<String>? {
+        guard plan.query.groupBy.isEmpty, plan.query.having == nil else { return nil }
+        var names: Set<String> = ["Id"]
+        if let extra { names.insert(extra) }
+        for path in referencedPaths(plan) {
+            guard let first = path.components.first else { return nil }
+            if path.components.count == 1 {
+                guard let field = plan.object.field(first) else { return nil }
+                names.insert(field.name)
+            } else {
+                guard let reference = plan.object.relationship(first) else { return nil }
+                names.insert(reference.name)
+            }
         }
-        return chains
+        return names
     }
 
     /// The record's fields with each needed parent nested under its relationship name.

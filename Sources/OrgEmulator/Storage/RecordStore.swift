@@ -72,8 +72,9 @@ final class RecordStore: Sendable {
             .execute(arguments: [record.id, record.type, JSONValue.object(record.fields).jsonString, record.isDeleted, record.systemModstamp])
     }
 
-    static func fetch(_ db: Database, id: String) throws -> StoredRecord? {
-        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM records WHERE id = ?"), arguments: [id]).map(decode)
+    /// The record with this id; with `keeping`, only those fields of it are parsed.
+    static func fetch(_ db: Database, id: String, keeping: Set<String>? = nil) throws -> StoredRecord? {
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM records WHERE id = ?"), arguments: [id]).map { row in try decode(row, keeping: keeping) }
     }
 
     /// The SQL of a record's `field` value compared without case, as lookups and their indexes
@@ -88,7 +89,8 @@ final class RecordStore: Sendable {
     /// in the org's size — and a record of another object pays nothing for it.
     static func indexLookupFields(_ db: Database, _ fields: [(type: String, field: String)]) throws {
         for (type, field) in fields {
-            let name = "records_by_" + String("\(type)_\(field)".unicodeScalars.map { CharacterSet.alphanumerics.contains($0) ? Character($0) : "_" })
+            // The object name's length keeps `A_B` + `C` apart from `A` + `B_C`.
+            let name = "records_by_\(type.count)_" + String("\(type)_\(field)".unicodeScalars.map { CharacterSet.alphanumerics.contains($0) ? Character($0) : "_" })
             try db.execute(sql: "CREATE INDEX IF NOT EXISTS \"\(name)\" ON records (\(lookupExpression(field))) WHERE type = \(literal(type))")
         }
     }
@@ -106,16 +108,17 @@ final class RecordStore: Sendable {
         "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
     }
 
-    /// Every record of a type, in id order; deleted ones only when `includeDeleted`.
-    static func fetchAll(_ db: Database, type: String, includeDeleted: Bool) throws -> [StoredRecord] {
+    /// Every record of a type, in id order; deleted ones only when `includeDeleted`. With
+    /// `keeping`, only those fields of each record are parsed.
+    static func fetchAll(_ db: Database, type: String, includeDeleted: Bool, keeping: Set<String>? = nil) throws -> [StoredRecord] {
         try Row.fetchAll(
             db, sql: "SELECT * FROM records WHERE type = ? \(includeDeleted ? "" : "AND isDeleted = 0") ORDER BY id",
             arguments: [type]
-        ).map(decode)
+        ).map { row in try decode(row, keeping: keeping) }
     }
 
     /// Live records of `type` whose `field` equals one of `values` (reference lookups).
-    static func fetchChildren(_ db: Database, type: String, field: String, parentIds: [String]) throws -> [StoredRecord] {
+    static func fetchChildren(_ db: Database, type: String, field: String, parentIds: [String], keeping: Set<String>? = nil) throws -> [StoredRecord] {
         guard !parentIds.isEmpty else { return [] }
         var records: [StoredRecord] = []
         for start in stride(from: 0, to: parentIds.count, by: 500) {
@@ -126,7 +129,7 @@ final class RecordStore: Sendable {
                     AND json_extract(data, ?) IN (\(chunk.map { _ in "?" }.joined(separator: ",")))
                     ORDER BY id
                     """, arguments: StatementArguments([type, "$.\(field)"] + chunk)
-            ).map(decode)
+            ).map { row in try decode(row, keeping: keeping) }
         }
         return records
     }
@@ -140,9 +143,9 @@ final class RecordStore: Sendable {
         return counts
     }
 
-    private static func decode(_ row: Row) throws -> StoredRecord {
-        StoredRecord(
-            id: row["id"], type: row["type"], fields: try JSONParser.parse(row["data"] as String).objectValue ?? JSONObject(),
-            isDeleted: row["isDeleted"], systemModstamp: row["systemModstamp"])
+    private static func decode(_ row: Row, keeping: Set<String>?) throws -> StoredRecord {
+        let data: String = row["data"]
+        let fields = try keeping.map { try JSONParser.parseObject(data, keeping: $0) } ?? JSONParser.parse(data).objectValue ?? JSONObject()
+        return StoredRecord(id: row["id"], type: row["type"], fields: fields, isDeleted: row["isDeleted"], systemModstamp: row["systemModstamp"])
     }
 }

@@ -116,6 +116,10 @@ struct GraphExecutor: Sendable {
         } catch where Task.isCancelled && control.stopExitCode != nil {
             outcome = StageOutcome(status: .failed, result: (error as? StageFailure)?.partialResult ?? StageResult(), durationMs: 0,
                                    error: "stopped before it finished", failureKind: .failed)
+        } catch let failure as StageFailure where Task.isCancelled && failure.partialResult != nil {
+            // Another stage failed and this one stopped with it, after committing some records.
+            outcome = StageOutcome(status: .skipped, result: failure.partialResult ?? StageResult(), durationMs: 0,
+                                   error: "stopped before it finished: another stage failed", failureKind: nil)
         } catch let failure as StageFailure {
             outcome = StageOutcome(status: .failed, result: failure.partialResult ?? StageResult(), durationMs: 0, error: failure.message,
                                    failureKind: failure.kind)
