@@ -36,14 +36,15 @@ public struct JSONParser {
     }
 
     /// Parses a document that is one object, keeping only the members named in `keys`; the other
-    /// members' values are stepped over without being built (reading a few fields of wide records).
+    /// members' values are stepped over without being built or checked (reading a few fields of
+    /// wide records a program wrote itself — use `parse(_:)` for text from outside).
     public static func parseObject(_ text: String, keeping keys: Set<String>) throws(JSONSyntaxError) -> JSONObject {
         var parser = Parser(bytes: Array(text.utf8))
         parser.skipWhitespace()
         guard parser.index < parser.bytes.count, parser.bytes[parser.index] == UInt8(ascii: "{") else {
             throw parser.error("expected an object")
         }
-        return try parser.parseObject(depth: 1, keeping: keys)
+        return try parser.parseObject(depth: 1, keeping: keys.map { Array($0.utf8) })
     }
 }
 
@@ -169,8 +170,9 @@ private struct Parser {
         }
     }
 
-    /// An object's members named in `keys`; the others' values are skipped.
-    mutating func parseObject(depth: Int, keeping keys: Set<String>) throws(JSONSyntaxError) -> JSONObject {
+    /// An object's members named in `keys` (UTF-8); the others' values are skipped. A member's
+    /// name is compared as bytes, so a skipped one never becomes a `String`.
+    mutating func parseObject(depth: Int, keeping keys: [[UInt8]]) throws(JSONSyntaxError) -> JSONObject {
         index += 1
         var object = JSONObject()
         skipWhitespace()
@@ -183,13 +185,17 @@ private struct Parser {
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
                 throw error(index < bytes.count ? "expected a member name in double quotes" : "unexpected end of input inside an object")
             }
-            let key = try parseString()
+            let nameStart = index + 1
+            try skipString()
+            let name = bytes[nameStart..<index - 1]
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':' after member name") }
             index += 1
             skipWhitespace()
-            if keys.contains(key) {
-                object[key] = try parseValue(depth: depth)
+            if keys.contains(where: { $0.count == name.count && $0.elementsEqual(name) }) {
+                object[String(decoding: name, as: UTF8.self)] = try parseValue(depth: depth)
+            } else if name.contains(UInt8(ascii: "\\")), case let unescaped = try Self.unescaped(name), keys.contains(where: { $0.elementsEqual(unescaped.utf8) }) {
+                object[unescaped] = try parseValue(depth: depth)
             } else {
                 try skipValue(depth: depth)
             }
@@ -247,6 +253,12 @@ private struct Parser {
             }
             if index == start { throw error("unexpected \(describe(bytes[index])), expected a value") }
         }
+    }
+
+    /// A member name written with escapes, as text.
+    static func unescaped(_ name: ArraySlice<UInt8>) throws(JSONSyntaxError) -> String {
+        var parser = Parser(bytes: [UInt8(ascii: "\"")] + name + [UInt8(ascii: "\"")])
+        return try parser.parseString()
     }
 
     /// Steps over a string, escapes included.

@@ -181,7 +181,7 @@ extension OrgEngine {
         do {
             // Only the fields the plan reads are parsed (wide records, narrow select lists).
             let keeping = Self.fieldsRead(by: plan, alsoReading: nil)
-            records = try read { db in try ids.compactMap { try RecordStore.fetch(db, id: $0, keeping: keeping) } }
+            records = try read { db in try RecordStore.fetch(db, ids: ids, keeping: keeping) }
         } catch {
             throw APIError(500, "UNKNOWN_EXCEPTION", "\(error)")
         }

@@ -108,6 +108,22 @@ final class RecordStore: Sendable {
         "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
     }
 
+    /// The records with these ids that exist, in the order of `ids`, read 500 to a statement;
+    /// with `keeping`, only those fields of each are parsed.
+    static func fetch(_ db: Database, ids: [String], keeping: Set<String>? = nil) throws -> [StoredRecord] {
+        var found: [String: StoredRecord] = [:]
+        for start in stride(from: 0, to: ids.count, by: 500) {
+            let chunk = Array(ids[start..<min(start + 500, ids.count)])
+            let rows = try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM records WHERE id IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ",")))"),
+                                        arguments: StatementArguments(chunk))
+            for row in rows {
+                let record = try decode(row, keeping: keeping)
+                found[record.id] = record
+            }
+        }
+        return ids.compactMap { found[$0] }
+    }
+
     /// Every record of a type, in id order; deleted ones only when `includeDeleted`. With
     /// `keeping`, only those fields of each record are parsed.
     static func fetchAll(_ db: Database, type: String, includeDeleted: Bool, keeping: Set<String>? = nil) throws -> [StoredRecord] {
