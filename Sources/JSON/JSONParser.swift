@@ -145,29 +145,44 @@ private struct Parser {
             index += 1
             return .object(object)
         }
-        while true {
-            skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
-                throw error(index < bytes.count ? "expected a member name in double quotes" : "unexpected end of input inside an object")
-            }
+        repeat {
+            try expectMemberName()
             let keyLine = line
             let key = try parseString()
-            skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':' after member name") }
-            index += 1
-            skipWhitespace()
+            try expectColon()
             path.append(.key(key))
             let value = try parseValue(depth: depth)
             if object.updateValue(value, forKey: key) {
                 duplicates.append(JSONDuplicateKey(path: renderPath(), line: keyLine))
             }
             path.removeLast()
-            skipWhitespace()
-            guard index < bytes.count else { throw error("unexpected end of input inside an object") }
-            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-            if bytes[index] == UInt8(ascii: "}") { index += 1; return .object(object) }
-            throw error("expected ',' or '}' after an object member")
+        } while try objectContinues()
+        return .object(object)
+    }
+
+    /// At a member name's opening quote (after any whitespace), or an error.
+    mutating func expectMemberName() throws(JSONSyntaxError) {
+        skipWhitespace()
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
+            throw error(index < bytes.count ? "expected a member name in double quotes" : "unexpected end of input inside an object")
         }
+    }
+
+    /// Past the `:` after a member name, at its value.
+    mutating func expectColon() throws(JSONSyntaxError) {
+        skipWhitespace()
+        guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':' after member name") }
+        index += 1
+        skipWhitespace()
+    }
+
+    /// Past the `,` (`true`: another member follows) or the `}` (`false`) after a member.
+    mutating func objectContinues() throws(JSONSyntaxError) -> Bool {
+        skipWhitespace()
+        guard index < bytes.count else { throw error("unexpected end of input inside an object") }
+        if bytes[index] == UInt8(ascii: ",") { index += 1; return true }
+        if bytes[index] == UInt8(ascii: "}") { index += 1; return false }
+        throw error("expected ',' or '}' after an object member")
     }
 
     /// An object's members named in `keys` (UTF-8); the others' values are skipped. A member's
@@ -180,18 +195,12 @@ private struct Parser {
             index += 1
             return object
         }
-        while true {
-            skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
-                throw error(index < bytes.count ? "expected a member name in double quotes" : "unexpected end of input inside an object")
-            }
+        repeat {
+            try expectMemberName()
             let nameStart = index + 1
             try skipString()
             let name = bytes[nameStart..<index - 1]
-            skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':' after member name") }
-            index += 1
-            skipWhitespace()
+            try expectColon()
             if keys.contains(where: { $0.count == name.count && $0.elementsEqual(name) }) {
                 object[String(decoding: name, as: UTF8.self)] = try parseValue(depth: depth)
             } else if name.contains(UInt8(ascii: "\\")), case let unescaped = try Self.unescaped(name), keys.contains(where: { $0.elementsEqual(unescaped.utf8) }) {
@@ -199,12 +208,8 @@ private struct Parser {
             } else {
                 try skipValue(depth: depth)
             }
-            skipWhitespace()
-            guard index < bytes.count else { throw error("unexpected end of input inside an object") }
-            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-            if bytes[index] == UInt8(ascii: "}") { index += 1; return object }
-            throw error("expected ',' or '}' after an object member")
-        }
+        } while try objectContinues()
+        return object
     }
 
     /// Steps over one value without building it (strings are scanned for their closing quote,

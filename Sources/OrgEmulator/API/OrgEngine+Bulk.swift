@@ -85,6 +85,7 @@ extension OrgEngine {
         guard lineEnding == "LF" || lineEnding == "CRLF" else { throw APIError(400, "INVALIDJOB", "Invalid lineEnding: \(lineEnding)") }
         jobCounter += 1
         let now = clock.now()
+        let creator = try? read { db in try currentUserId(db) }
         let id = SalesforceId.make(prefix: "750", counter: jobCounter)
         if kind == .ingest {
             guard let objectName = body["object"]?.stringValue else { throw APIError(400, "INVALIDJOB", "InvalidJob : object is required") }
@@ -98,7 +99,7 @@ extension OrgEngine {
             }
             var job = BulkJob(id: id, kind: .ingest, operation: operation, object: object.name, externalIdFieldName: externalId, state: "Open",
                               columnDelimiter: columnDelimiter, lineEnding: lineEnding, createdDate: now, systemModstamp: now, apiVersion: version)
-            if let user = try? read({ db in try currentUserId(db) }) { job.createdById = user }
+            if let creator { job.createdById = creator }
             bulkJobs[id] = job
             return job
         }
@@ -117,7 +118,7 @@ extension OrgEngine {
         let (_, views) = try matchingRecords(plan, includeDeleted: operation == "queryAll", parentIds: nil)
         var job = BulkJob(id: id, kind: .query, operation: operation, object: plan.object.name, state: "JobComplete",
                           columnDelimiter: columnDelimiter, lineEnding: lineEnding, createdDate: now, systemModstamp: now, apiVersion: version)
-        if let user = try? read({ db in try currentUserId(db) }) { job.createdById = user }
+        if let creator { job.createdById = creator }
         job.query = text
         let paths = plan.query.select.compactMap(\.fieldPath)
         job.resultHeader = paths.map(\.description)
@@ -162,7 +163,15 @@ extension OrgEngine {
     /// aborted or is gone after a reset).
     private func beginIngest(_ id: String, _ parsed: Result<(header: [String], rows: [[String]]), BulkJob.ParseFailure>) -> Bool {
         guard var job = bulkJobs[id], job.state == "UploadComplete" else { return false }
+        prepare(&job, parsed)
+        bulkJobs[id] = job
+        return job.state == "InProgress"
+    }
+
+    /// Takes a job's parsed uploads: `InProgress` with its rows pending, or `Failed` with why.
+    private func prepare(_ job: inout BulkJob, _ parsed: Result<(header: [String], rows: [[String]]), BulkJob.ParseFailure>) {
         job.uploads = []
+        job.systemModstamp = clock.now()
         switch parsed {
         case .failure(let failure):
             job.state = "Failed"
@@ -178,9 +187,6 @@ extension OrgEngine {
                 job.state = "InProgress"
             }
         }
-        job.systemModstamp = clock.now()
-        bulkJobs[id] = job
-        return job.state == "InProgress"
     }
 
     /// Processes the next chunk of a running job; `false` once it is complete (or gone).
@@ -212,22 +218,8 @@ extension OrgEngine {
     /// complete when first polled).
     func processIngest(_ input: BulkJob) -> BulkJob {
         var job = input
-        job.systemModstamp = clock.now()
-        switch BulkJob.parse(uploads: job.uploads, delimiter: job.delimiter) {
-        case .failure(let failure):
-            job.state = "Failed"
-            job.errorMessage = failure.message
-            return job
-        case .success(let (header, rows)):
-            job.header = header
-            if let problem = headerProblem(job) {
-                job.state = "Failed"
-                job.errorMessage = problem
-                job.unprocessed = rows
-                return job
-            }
-            job.pending = rows
-        }
+        prepare(&job, BulkJob.parse(uploads: job.uploads, delimiter: job.delimiter))
+        guard job.state == "InProgress" else { return job }
         while job.nextRow < job.pending.count {
             ingestRows(&job, upTo: min(job.pending.count, job.nextRow + Self.ingestChunkRows))
         }

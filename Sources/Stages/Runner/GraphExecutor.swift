@@ -116,8 +116,8 @@ struct GraphExecutor: Sendable {
         } catch where Task.isCancelled && control.stopExitCode != nil {
             outcome = StageOutcome(status: .failed, result: (error as? StageFailure)?.partialResult ?? StageResult(), durationMs: 0,
                                    error: "stopped before it finished", failureKind: .failed)
-        } catch let failure as StageFailure where Task.isCancelled && failure.partialResult != nil {
-            // Another stage failed and this one stopped with it, after committing some records.
+        } catch let failure as StageFailure where Task.isCancelled {
+            // Another stage failed and this one stopped with it, keeping what it committed.
             outcome = StageOutcome(status: .skipped, result: failure.partialResult ?? StageResult(), durationMs: 0,
                                    error: "stopped before it finished: another stage failed", failureKind: nil)
         } catch let failure as StageFailure {

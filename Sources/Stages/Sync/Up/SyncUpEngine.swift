@@ -79,18 +79,13 @@ struct SyncUpEngine {
         var tally = Tally()
         do {
             try await runRounds(&tally)
+            try await files.add(tally.close())
         } catch {
-            // Keep and report what was committed before the stop.
-            let rows = tally.close()
-            try? await files.add(rows)
+            // Keep and report what was committed before the stop (or before the result files
+            // failed); `close()` hands its rows out once.
+            try? await files.add(tally.close())
             let message = (error as? StageFailure)?.message ?? "\(error)"
             throw StageFailure(.failed, message, partialResult: tally.result)
-        }
-        let rows = tally.close()
-        do {
-            try await files.add(rows)
-        } catch {
-            throw StageFailure(.failed, "\(error)", partialResult: tally.result)
         }
         return tally.result
     }
