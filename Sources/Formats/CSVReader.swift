@@ -56,6 +56,13 @@ public struct CSVReader: Sequence {
         encoding = .utf8
     }
 
+    /// Reads `bytes` (UTF-8) without copying them into a string first (a large Bulk API answer).
+    public init(bytes: [UInt8], delimiter: Character = ",") {
+        source = .memory(bytes)
+        self.delimiter = delimiter.asciiValue ?? UInt8(ascii: ",")
+        encoding = .utf8
+    }
+
     public func makeIterator() -> Iterator {
         Iterator(source: source, delimiter: delimiter, encoding: encoding)
     }

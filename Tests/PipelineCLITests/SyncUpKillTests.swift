@@ -173,6 +173,73 @@ import Testing
         }
     }
 
+    /// A flat Bulk sync up whose jobs span pages (pages of 250, jobs of 600 rows), SIGKILLed while
+    /// a job is part-way (the emulator holds each job after 300 rows; the embedded org dies with
+    /// the run, so the next run finds no job and looks for its rows, from their send until now):
+    /// each account reaches the org once.
+    @Test func aChainOfKilledBulkSyncUpsEndsExact() async throws {
+        let directory = try PipelineCLITests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let root = PipelineCLITests.packageRoot
+        let environment = ProcessInfo.processInfo.environment
+        let records = (environment["SOAK_KILL_TREES"].flatMap(Int.init) ?? 300) * 4
+        let rounds = (environment["SOAK_KILLS"].flatMap(Int.init) ?? 20) / 4
+        var accounts = "Name,Industry\n"
+        for index in 0..<records { accounts += "BKill \(index),\(index % 7 == 0 ? "Energy" : "")\n" }
+        try accounts.write(toFile: directory + "/accounts.csv", atomically: true, encoding: .utf8)
+        try """
+            { "name": "bulk-kill", "store": "store.sqlite",
+              "org": { "emulator": { "seed": "\(root)/samples/org/seed.json", "faults": "faults.json" } },
+              "soups": [ { "soupName": "Accounts", "indexes": [ { "path": "Id", "type": "string" }, { "path": "Name", "type": "string" } ] } ],
+              "syncs": [ { "syncName": "up", "syncType": "syncUp", "soupName": "Accounts", "target": { "createFieldlist": ["Name", "Industry"] } } ],
+              "stages": [
+                { "id": "accounts", "type": "extract.csv", "file": "accounts.csv", "sobjectType": "Account" },
+                { "id": "stage-accounts", "type": "stage", "from": "accounts", "soup": "Accounts", "matchOn": "Name" },
+                { "id": "mark", "type": "markDirty", "after": ["stage-accounts"], "soup": "Accounts", "as": "auto" },
+                { "id": "up", "type": "syncUp", "after": ["mark"], "sync": "up", "strategy": "bulk", "pageSize": 250, "bulkJobRecords": 600 } ] }
+            """.write(toFile: directory + "/pipeline.json", atomically: true, encoding: .utf8)
+        let store = directory + "/store.sqlite"
+        let org = store + ".org.sqlite"
+        var kills = 0
+        for round in 0..<rounds {
+            let before = PipelineCLITests.orgRecordCount(org, types: ["Account"])
+            if before >= records { break }
+            try #"{ "bulkPauseAfterRows": 300, "dropAfterCommitRate": 0.2, "seed": \#(round + 1) }"#
+                .write(toFile: directory + "/faults.json", atomically: true, encoding: .utf8)
+            let reached = try await PipelineCLITests.runAndKill(directory + "/pipeline.json") {
+                PipelineCLITests.orgRecordCount(org, types: ["Account"]) > before
+            }
+            #expect(reached, "run \(round) wrote to the org before it was killed")
+            kills += 1
+        }
+        #expect(kills >= min(2, rounds))
+        try "{}".write(toFile: directory + "/faults.json", atomically: true, encoding: .utf8)
+        let again = try PipelineCLITests.pipeline(["run", directory + "/pipeline.json", "--only", "up"])
+        #expect(again.exitCode == 0, "\(again.stdout)\(again.stderr)")
+        print("soak: \(kills) kills of a \(records)-record Bulk sync up")
+
+        let reader = try SoupStore.openForReading(path: store)
+        let entries = try await reader.entries(in: "Accounts", limit: 100_000)
+        try reader.close()
+        #expect(entries.count == records && entries.allSatisfy { !$0.isDirty }, "every entry clean")
+        #expect(Set(entries.compactMap { $0["Id"]?.stringValue }).count == records, "no two entries share an id")
+        #expect(!entries.contains { SyncField.isLocalId($0["Id"]?.stringValue ?? "local_") })
+
+        let emulator = try OrgEmulator(configuration: .init(databasePath: org, seedPath: root + "/samples/org/seed.json"))
+        let running = try await emulator.start()
+        let client = try SalesforceClient(settings: OrgConnectionSettings(instanceURL: running.instanceURL, auth: .accessToken(accessToken: emulator.accessToken)))
+        var orgAccounts: [String: String] = [:]
+        for try await record in client.query("SELECT Id, Name FROM Account WHERE Name LIKE 'BKill %'") {
+            #expect(orgAccounts.updateValue(record["Id"]!.stringValue!, forKey: record["Name"]!.stringValue!) == nil, "each account created once")
+        }
+        await client.shutdown()
+        await running.stop()
+        #expect(orgAccounts.count == records)
+        for entry in entries {
+            #expect(orgAccounts[entry["Name"]?.stringValue ?? ""] == entry["Id"]?.stringValue, "the soup's id is the org's")
+        }
+    }
+
     /// Runs `directory/pipeline.json` and SIGKILLs it, `rounds` times at most or until the org holds
     /// `target` accounts and contacts. Each run stalls after a few writes (some answers dropped) and
     /// is killed once the org holds more records than before it, so every run makes progress.

@@ -80,6 +80,58 @@ import Testing
         #expect(again.report.stages[0].counts["created"] == 0 && again.report.stages[0].counts["failed"] == 2)
     }
 
+    /// Bulk jobs span pages (pages of 4 records, jobs of at most 10 rows), records missing a
+    /// column join a job with it, updates and deletes get jobs of their own, and every page is
+    /// saved from its jobs' results: each record once, ids in the soup, a refused row failed.
+    @Test func bulkJobsSpanPages() async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: """
+            [ { "syncName": "up", "syncType": "syncUp", "soupName": "Accounts",
+                "target": { "createFieldlist": ["Name", "Industry"], "updateFieldlist": ["Name"] } } ]
+            """, stages: """
+            [ { "id": "up", "type": "syncUp", "sync": "up", "strategy": "bulk", "pageSize": 4, "bulkJobRecords": 10 } ]
+            """)
+        typealias H = SyncHarness
+        var entries = (0..<25).map { index -> JSONObject in
+            var fields: JSONObject = ["Name": .string("Span \(index)")]
+            if index % 3 == 0 { fields["Industry"] = "Energy" }
+            return H.local("Account", "local_s\(index)", fields)
+        }
+        entries[13]["Name"] = .string(String(repeating: "x", count: 300))
+        for index in 0..<3 {
+            entries.append(H.flagged(try await bench.serverRecord("Account", ["Name": .string("Old \(index)")]), SyncField.locallyUpdated,
+                                     ["Name": .string("Renamed \(index)")]))
+        }
+        for index in 0..<2 {
+            entries.append(H.flagged(try await bench.serverRecord("Account", ["Name": .string("Gone \(index)")]), SyncField.locallyDeleted))
+        }
+        try await bench.put(entries, into: "Accounts", pipeline)
+
+        let outcome = try await bench.run(pipeline)
+        let counts = outcome.report.stages[0].counts
+        #expect(outcome.exitCode == 3, "one record refused: partial")
+        #expect(counts["created"] == 24 && counts["failed"] == 1 && counts["updated"] == 3 && counts["deleted"] == 2, "\(counts)")
+        let jobs = try await bench.client.send(OrgRequest(method: "GET", path: bench.client.apiPath + "/jobs/ingest", kind: "bulk")).json()
+        let operations = (jobs["records"]?.arrayValue ?? []).compactMap { $0["operation"]?.stringValue }.sorted()
+        #expect(operations == ["delete", "insert", "insert", "insert", "update"], "inserts in jobs of 10, 10 and 5 rows: \(operations)")
+
+        let org = try await bench.query("SELECT Id, Name, Industry FROM Account WHERE Name LIKE 'Span %' OR Name LIKE 'Renamed %' OR Name LIKE 'Gone %'")
+        #expect(org.count == 27, "24 created once each and 3 renamed; the 2 deleted are gone")
+        let byName = Dictionary(org.map { ($0["Name"]!.stringValue!, $0) }, uniquingKeysWith: { first, _ in first })
+        let stored = try await bench.entries("Accounts", pipeline)
+        #expect(stored.count == 28, "the two deleted entries are gone")
+        for entry in stored {
+            let name = entry["Name"]?.stringValue ?? ""
+            if name.hasPrefix("x") {
+                #expect(entry.isDirty && entry.lastErrorCode == "STRING_TOO_LONG")
+            } else {
+                #expect(!entry.isDirty && entry["Id"] == byName[name]?["Id"], "\(name) holds the org's id")
+            }
+        }
+        #expect(byName["Span 3"]?["Industry"] == "Energy" && byName["Span 4"]?["Industry"] == .null)
+    }
+
     @Test(arguments: ["rest", "batch", "collection"]) func externalIdTurnsACreateIntoAnUpsert(type: String) async throws {
         let bench = try await SyncHarness()
         defer { Task { await bench.close() } }

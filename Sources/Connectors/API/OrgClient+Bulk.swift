@@ -21,6 +21,61 @@ public struct BulkIngestResult: Sendable {
     }
 }
 
+/// A 64-bit FNV-1a hash of a Bulk API row's cells (an absent cell hashes as an empty one).
+/// A job's results echo the cells it was given, so a result row finds its input row by this hash
+/// without the input rows being kept.
+public enum BulkRowHash {
+    public static func of(_ cells: [String?]) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for cell in cells { mix(cell ?? "", into: &hash) }
+        return hash
+    }
+
+    public static func of(_ cells: ArraySlice<String>) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for cell in cells { mix(cell, into: &hash) }
+        return hash
+    }
+
+    private static func mix(_ cell: String, into hash: inout UInt64) {
+        for byte in cell.utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        }
+        // 0xFF never occurs in UTF-8: it ends a cell, so ("ab", "c") and ("a", "bc") differ.
+        hash = (hash ^ 0xFF) &* 0x100_0000_01b3
+    }
+}
+
+/// Input rows by hash, each claimed by at most one result row.
+struct BulkRowMatcher {
+    /// Row positions ordered by hash.
+    private let order: [Int32]
+    private let sorted: [UInt64]
+    /// Per position in `sorted` that starts a run of equal hashes: how many of the run are claimed.
+    private var claimed: [Int32]
+
+    init(hashes: [UInt64]) {
+        order = hashes.indices.map(Int32.init).sorted { (hashes[Int($0)], $0) < (hashes[Int($1)], $1) }
+        sorted = order.map { hashes[Int($0)] }
+        claimed = Array(repeating: 0, count: hashes.count)
+    }
+
+    /// The first unclaimed input row with this hash.
+    mutating func claim(_ hash: UInt64) -> Int? {
+        var low = 0
+        var high = sorted.count
+        while low < high {
+            let middle = (low + high) / 2
+            if sorted[middle] < hash { low = middle + 1 } else { high = middle }
+        }
+        guard low < sorted.count, sorted[low] == hash else { return nil }
+        let position = low + Int(claimed[low])
+        guard position < sorted.count, sorted[position] == hash else { return nil }
+        claimed[low] += 1
+        return Int(order[position])
+    }
+}
+
 extension OrgClient {
     /// Runs a Bulk API 2.0 ingest job: creates it, hands its id to `jobCreated` (to record it
     /// before any data leaves), uploads the rows as CSV in chunks of at most `chunkRows` (each
@@ -31,24 +86,40 @@ extension OrgClient {
     public func bulkIngest(object: String, operation: String, externalIdField: String? = nil, columns: [String],
                            rows: [[String?]], chunkRows: Int = 10_000, pollInterval: Double = 0.1,
                            jobCreated: @Sendable (String) async throws -> Void = { _ in }) async throws -> BulkIngestResult {
+        let jobId = try await createIngestJob(object: object, operation: operation, externalIdField: externalIdField)
+        try await jobCreated(jobId)
+        let lines = rows.map { CSVLine.encode($0.map { $0 ?? "" }) }
+        let header = CSVLine.encode(columns)
+        var uploads: [[UInt8]] = []
+        for start in stride(from: 0, to: lines.count, by: max(1, chunkRows)) {
+            uploads.append(Array(([header] + lines[start..<min(lines.count, start + chunkRows)]).map { $0 + "\n" }.joined().utf8))
+        }
+        try await uploadAndCloseIngestJob(jobId, uploads: uploads)
+        return try await bulkIngestResult(jobId: jobId, rows: rows, pollInterval: pollInterval)
+    }
+
+    /// Creates an ingest job (CSV, LF line endings, comma delimiter) and returns its id. A job is
+    /// created `Open` and does nothing until its data is uploaded and it is closed, so creating it
+    /// again after a lost answer is harmless.
+    public func createIngestJob(object: String, operation: String, externalIdField: String? = nil) async throws -> String {
         var job: JSONObject = ["object": .string(object), "operation": .string(operation), "contentType": "CSV", "lineEnding": "LF",
                                "columnDelimiter": "COMMA"]
         if let externalIdField { job["externalIdFieldName"] = .string(externalIdField) }
-        // A job is created Open and does nothing until its data is uploaded and it is closed, so
-        // creating it again after a lost answer is harmless.
         let created = try await send(.json("POST", apiPath + "/jobs/ingest", .object(job), kind: "bulk", idempotent: true)).json()
         guard let jobId = created["id"]?.stringValue else { throw OrgClientError.invalidResponse("Bulk ingest: no job id in the answer") }
-        try await jobCreated(jobId)
+        return jobId
+    }
+
+    /// Uploads a job's data (each upload a CSV with its header line; an org takes one upload of
+    /// up to 150 MB base64 per job) and closes it (`UploadComplete`), so the org processes it.
+    public func uploadAndCloseIngestJob(_ jobId: String, uploads: [[UInt8]]) async throws {
         let jobPath = apiPath + "/jobs/ingest/\(jobId)"
-        let lines = rows.map { CSVLine.encode($0.map { $0 ?? "" }) }
-        let header = CSVLine.encode(columns)
-        for start in stride(from: 0, to: lines.count, by: max(1, chunkRows)) {
-            let chunk = ([header] + lines[start..<min(lines.count, start + chunkRows)]).map { $0 + "\n" }.joined()
-            _ = try await send(OrgRequest(method: "PUT", path: jobPath + "/batches", headers: [("Content-Type", "text/csv")],
-                                          body: Array(chunk.utf8), kind: "bulk"))
+        for upload in uploads {
+            // Never sent twice: an org may take a second upload as more rows.
+            _ = try await send(OrgRequest(method: "PUT", path: jobPath + "/batches", headers: [("Content-Type", "text/csv")], body: upload,
+                                          kind: "bulk", idempotent: false))
         }
         _ = try await send(.json("PATCH", jobPath, ["state": "UploadComplete"], kind: "bulk"))
-        return try await bulkIngestResult(jobId: jobId, rows: rows, pollInterval: pollInterval)
     }
 
     /// The outcome of an ingest job, mapped back to the rows it was given (the same cells, in any
@@ -56,6 +127,13 @@ extension OrgClient {
     /// finished) is aborted, so none of its rows is processed. A resumed run reads a job an
     /// earlier one started this way instead of sending its rows again.
     public func bulkIngestResult(jobId: String, rows: [[String?]], pollInterval: Double = 0.1) async throws -> BulkIngestResult {
+        try await bulkIngestResult(jobId: jobId, rowHashes: rows.map(BulkRowHash.of), pollInterval: pollInterval)
+    }
+
+    /// ``bulkIngestResult(jobId:rows:pollInterval:)`` with each input row given by its
+    /// ``BulkRowHash`` only, so a large job's rows need not be kept while it runs. The result
+    /// files are read row by row from the answer's bytes.
+    public func bulkIngestResult(jobId: String, rowHashes: [UInt64], pollInterval: Double = 0.1) async throws -> BulkIngestResult {
         let jobPath = apiPath + "/jobs/ingest/\(jobId)"
         var info = try await send(OrgRequest(method: "GET", path: jobPath, kind: "bulk")).json()
         if info["state"]?.stringValue == "Open" {
@@ -68,21 +146,24 @@ extension OrgClient {
             info = try await send(OrgRequest(method: "GET", path: jobPath, kind: "bulk")).json()
         }
         var result = BulkIngestResult(jobId: jobId, state: info["state"]?.stringValue ?? "", errorMessage: info["errorMessage"]?.stringValue,
-                                      rows: Array(repeating: .init(processed: false, id: nil, created: false, error: nil), count: rows.count))
-        // Results echo the uploaded cells: match each result row to an unclaimed input row with the same cells.
-        var positions: [String: [Int]] = [:]
-        for (index, row) in rows.enumerated() { positions[CSVLine.encode(row.map { $0 ?? "" }), default: []].append(index) }
-        func claim(_ cells: ArraySlice<String>) -> Int? {
-            let key = CSVLine.encode(Array(cells))
-            guard var list = positions[key], !list.isEmpty else { return nil }
-            let index = list.removeFirst()
-            positions[key] = list
-            return index
-        }
+                                      rows: Array(repeating: .init(processed: false, id: nil, created: false, error: nil), count: rowHashes.count))
+        guard !rowHashes.isEmpty else { return result }
+        var matcher = BulkRowMatcher(hashes: rowHashes)
         for (kind, extra) in [("successfulResults", 2), ("failedResults", 2)] {
-            let text = try await send(OrgRequest(method: "GET", path: jobPath + "/" + kind, kind: "bulk")).text
-            for cells in try Self.csvRows(text, of: kind).dropFirst() where cells.count >= extra {
-                guard let index = claim(cells.dropFirst(extra)) else { continue }
+            let body = try await send(OrgRequest(method: "GET", path: jobPath + "/" + kind, kind: "bulk")).body
+            var first = true
+            for row in CSVReader(bytes: body) {
+                guard case .fields(let cells, _) = row else {
+                    if case .malformed(let reason, let line, _) = row {
+                        throw OrgClientError.invalidResponse("Bulk API \(kind): the CSV answer cannot be read (line \(line): \(reason))")
+                    }
+                    continue
+                }
+                if first {
+                    first = false
+                    continue
+                }
+                guard cells.count >= extra, let index = matcher.claim(BulkRowHash.of(cells.dropFirst(extra))) else { continue }
                 result.rows[index] = kind == "successfulResults"
                     ? .init(processed: true, id: cells[0].isEmpty ? nil : cells[0], created: cells[1] == "true", error: nil)
                     : .init(processed: true, id: cells[0].isEmpty ? nil : cells[0], created: false, error: cells[1])

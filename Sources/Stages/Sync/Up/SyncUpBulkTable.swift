@@ -8,10 +8,13 @@ struct SyncUpBulkTable {
     var rows: [[String?]] = []
 
     /// - Parameter records: per record, the fields sent, its server id and its external id value.
-    init(kind: SyncUpOperation.Kind, externalIdField: String?, records: [(fields: JSONObject, recordId: String?, externalIdValue: String?)]) {
-        columns = kind == .update || kind == .delete ? ["Id"] : []
-        if kind == .upsert, let externalIdField { columns.append(externalIdField) }
-        if kind != .delete {
+    /// - Parameter columns: the columns to use (a job's, when the records join one), instead of
+    ///   those the records make.
+    init(kind: SyncUpOperation.Kind, externalIdField: String?, columns given: [String]? = nil,
+         records: [(fields: JSONObject, recordId: String?, externalIdValue: String?)]) {
+        columns = given ?? (kind == .update || kind == .delete ? ["Id"] : [])
+        if given == nil, kind == .upsert, let externalIdField { columns.append(externalIdField) }
+        if given == nil, kind != .delete {
             var seen = Set(columns)
             for record in records { for name in record.fields.keys where seen.insert(name).inserted { columns.append(name) } }
         }

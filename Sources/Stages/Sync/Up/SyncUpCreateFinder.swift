@@ -9,7 +9,8 @@ import Soups
 /// records created by the running user inside the writes' journal windows, narrowed by the
 /// values of one selective field (the resolved parent reference when there is one). A record
 /// matches a write when it agrees on every field sent, on the resolved parent reference, on
-/// `CreatedById` and on a `CreatedDate` inside that write's window — and no other soup entry
+/// `CreatedById` and on a `CreatedDate` inside that write's window (for a write of a Bulk job
+/// the org no longer knows: from its send until now) — and no other soup entry
 /// already holds its id (so an identical record of another tree is never taken).
 struct SyncUpCreateFinder {
     /// What the org holds for one write.
@@ -73,9 +74,16 @@ struct SyncUpCreateFinder {
         var compared = Set<String>()
         for item in batch { for name in item.journal.payload.keys { if let name = canonical(name) { compared.insert(name) } } }
         if let linkField { compared.insert(linkField) }
-        let starts = batch.map { $0.journal.serverSentAt ?? $0.journal.sentAt }
-        let earliest = SOQLDateTime(epochMilliseconds: (starts.min() ?? 0) - Self.slackMs)
-        let latest = SOQLDateTime(epochMilliseconds: (starts.max() ?? 0) + windowMs + Self.slackMs)
+        // A Bulk job's rows are applied whenever the org runs the job, long after they were
+        // journaled; a job the org no longer knows runs no more, so its window ends now.
+        let now = Timestamp.milliseconds(Date()) + (await client.serverClockOffset())
+        func window(_ journal: SyncJournalEntry) -> ClosedRange<Int64> {
+            let start = journal.serverSentAt ?? journal.sentAt
+            return (start - Self.slackMs)...(max(start + windowMs, journal.bulkJobId == nil ? 0 : now) + Self.slackMs)
+        }
+        let windows = batch.map { window($0.journal) }
+        let earliest = SOQLDateTime(epochMilliseconds: windows.map(\.lowerBound).min() ?? 0)
+        let latest = SOQLDateTime(epochMilliseconds: windows.map(\.upperBound).max() ?? 0)
         let select = ["Id", "CreatedDate", "CreatedById"] + compared.subtracting(["Id", "CreatedDate", "CreatedById"]).sorted()
         var query = try SOQLQuery(selecting: select, from: type)
         query.addFilter(try .compare("CreatedById", .equal, .string(userId)))
@@ -100,8 +108,7 @@ struct SyncUpCreateFinder {
 
         var matches: [Int64: Match] = [:]
         for (journal, parentId) in batch {
-            let start = journal.serverSentAt ?? journal.sentAt
-            let window = (start - Self.slackMs)...(start + windowMs + Self.slackMs)
+            let window = window(journal)
             let ids = records.filter { record in
                 guard SalesforceId.key(record["CreatedById"]) == SalesforceId.key(.string(userId)),
                       let created = ServerTimestamp.milliseconds(record["CreatedDate"]), window.contains(created) else { return false }

@@ -20,6 +20,10 @@ struct SyncUpEngine {
         var minApiRemainingPercent: Double?
         var dryRun: Bool
         var stageId: String
+        /// At most this many records in one Bulk ingest job (else as many as ~100 MB of CSV holds).
+        var bulkJobRecords: Int? = nil
+        /// Trees loaded and saved together (else ``pageSize(for:)``'s choice for the transport).
+        var pageSize: Int? = nil
     }
 
     let target: any SyncUpTarget
@@ -36,6 +40,7 @@ struct SyncUpEngine {
     /// (1,000 trees = 5 + 25 full Collections requests), small enough that a run killed part-way
     /// keeps most of what the org confirmed and leaves little to reconcile.
     func pageSize(for transport: SyncUpTransport) -> Int {
+        if let size = settings.pageSize { return size }
         switch transport {
         case .rest: return max(10, settings.maxInFlight * 8)
         case .perTree: return 20
@@ -109,6 +114,17 @@ struct SyncUpEngine {
             var pages = ids.chunked(into: pageSize(for: transport)).makeIterator()
             var stopped = false
             var failure: (any Error)?
+            if transport == .bulk && !settings.dryRun {
+                // Jobs span pages: pages are written into jobs of up to ~100 MB, then saved as their jobs end.
+                let run = try await runBulkJobs(ids, heldBack: heldBack, round: round, tally: &tally)
+                settledRoots.formUnion(run.settledRoots)
+                if run.stopped {
+                    try await tracker.finish(.stopped)
+                    return
+                }
+                if !run.sawUncertain { break }
+                continue
+            }
             // Bulk pages overlap (the org processes one job while the next is prepared and sent);
             // other transports already keep several requests in flight within a page.
             let window = transport == .bulk ? Self.bulkPagesInFlight : 1
@@ -205,7 +221,7 @@ struct SyncUpEngine {
     }
 
     /// Trees holding an uncertain record wait for it: none of their records is sent.
-    private func holdBack(_ trees: inout [SyncUpTree], _ heldBack: [String: Set<Int64>], tally: inout Tally) {
+    func holdBack(_ trees: inout [SyncUpTree], _ heldBack: [String: Set<Int64>], tally: inout Tally) {
         guard !heldBack.isEmpty else { return }
         trees.removeAll { tree in
             guard tree.records.contains(where: { heldBack[$0.soup]?.contains($0.entryId) ?? false }) else { return false }
@@ -251,7 +267,19 @@ struct SyncUpEngine {
         var sawUncertain = false
     }
 
-    private func syncPage(_ trees: inout [SyncUpTree], transport: SyncUpTransport, tally: inout Tally) async throws -> PageOutcome {
+    /// A write a Bulk job spanning pages already carried (``runBulkJobs``): its journal entry, and
+    /// its outcome once the record's operation is planned again.
+    struct SentWrite {
+        var journalId: Int64
+        var outcome: (SyncUpOperation) -> SyncUpOutcome
+    }
+
+    /// - Parameters:
+    ///   - sentBefore: writes already sent (by entry): their outcomes stand for the first pass's.
+    ///   - conflictsBefore: LEAVE_IF_CHANGED conflicts found before they were sent (by root entry
+    ///     id), instead of a check now.
+    func syncPage(_ trees: inout [SyncUpTree], transport: SyncUpTransport, tally: inout Tally,
+                  sentBefore: [SyncUpJournalReconciler.EntryKey: SentWrite] = [:], conflictsBefore: [Int64: String]? = nil) async throws -> PageOutcome {
         var final: [RecordKey: SyncUpOutcome] = [:]
         var kinds: [RecordKey: SyncUpOperation.Kind] = [:]
         var sent: [RecordKey: JSONObject] = [:]
@@ -266,8 +294,15 @@ struct SyncUpEngine {
                 if record.lastErrorCode == SyncUpError.answerLost { results.mayHaveBeenApplied.insert(key) }
             }
         }
-        let conflicts = settings.mergeMode == .leaveIfChanged
-            ? try await SyncUpConflictChecker(client: client, target: target).conflicts(in: trees) : [:]
+        let conflicts: [Int: String]
+        if let conflictsBefore {
+            conflicts = Dictionary(uniqueKeysWithValues: trees.indices.compactMap { index in
+                conflictsBefore[trees[index].parent.entryId].map { (index, $0) }
+            })
+        } else {
+            conflicts = settings.mergeMode == .leaveIfChanged
+                ? try await SyncUpConflictChecker(client: client, target: target).conflicts(in: trees) : [:]
+        }
         for (index, reason) in conflicts {
             for (position, record) in trees[index].records.enumerated() where record.isDirty {
                 let key = RecordKey(tree: index, child: position == 0 ? nil : position - 1)
@@ -289,7 +324,12 @@ struct SyncUpEngine {
                 for operation in plan.operations {
                     kinds[operation.key] = operation.kind
                     sent[operation.key] = operation.fields
-                    if let problem = await validator?.problem(operation) {
+                    if pass == 0, let write = sentBefore[SyncUpJournalReconciler.EntryKey(soup: operation.soup, id: operation.entryId)] {
+                        let outcome = write.outcome(operation)
+                        outcomes[operation.key] = outcome
+                        results.journalIds[operation.key, default: []].append(write.journalId)
+                        if let error = outcome.error, error.code != SyncUpError.answerLost { results.refusedJournalIds.append(write.journalId) }
+                    } else if let problem = await validator?.problem(operation) {
                         outcomes[operation.key] = .failed(problem)
                     } else {
                         treeOperations.append(operation)
@@ -414,7 +454,7 @@ struct SyncUpEngine {
     }
 
     /// Stops the sync up before the org's daily API budget falls under `minApiRemainingPercent`.
-    private var budgetCheck: @Sendable () async throws -> Void {
+    var budgetCheck: @Sendable () async throws -> Void {
         let minimum = settings.minApiRemainingPercent
         let client = client
         return {

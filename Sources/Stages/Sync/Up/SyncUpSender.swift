@@ -110,7 +110,7 @@ struct SyncUpSender {
         var sent = Sent()
         let stamped: Int64
         do {
-            (sent.journalIds, stamped) = try await journal(request)
+            (sent.journalIds, stamped) = try await journal(request.operations)
         } catch {
             sent.fatal = error
             return sent
@@ -236,8 +236,8 @@ struct SyncUpSender {
     /// Records a request's writes before it leaves: what is sent, when (on our clock and, as far
     /// as we can tell, the org's), until when the org may still apply it, and the parent a write
     /// refers to by reference within the request.
-    private func journal(_ request: SyncUpRequest) async throws -> (ids: [RecordKey: Int64], sentAt: Int64) {
-        let operations = request.operations
+    /// Writes of a Bulk job carry its id (`bulkJobId`): a resumed run reads that job's results.
+    func journal(_ operations: [SyncUpOperation], bulkJobId: String? = nil) async throws -> (ids: [RecordKey: Int64], sentAt: Int64) {
         guard !operations.isEmpty else { return ([:], Timestamp.milliseconds(Date())) }
         let times = await sendTimes()
         let byKey = Dictionary(operations.map { ($0.key, $0) }, uniquingKeysWith: { $1 })
@@ -252,7 +252,7 @@ struct SyncUpSender {
                                     operation: operation.kind.journalOperation, objectType: operation.objectType,
                                     recordId: operation.kind == .upsert ? operation.externalIdValue : operation.recordId,
                                     payload: payload, sentAt: times.sentAt, serverSentAt: times.serverSentAt, settledBy: times.settledBy,
-                                    link: link)
+                                    link: link, bulkJobId: bulkJobId)
         }
         let stored = try await store.appendToJournal(entries)
         return (Dictionary(zip(operations.map(\.key), stored.map(\.id)), uniquingKeysWith: { $1 }), times.sentAt)
@@ -517,16 +517,19 @@ struct SyncUpSender {
         }
         var outcomes: [RecordKey: SyncUpOutcome] = [:]
         for (operation, row) in zip(operations, result.rows) {
-            if !row.processed {
-                outcomes[operation.key] = .failed(SyncUpError(status: 0, code: "NOT_PROCESSED",
-                    message: "Bulk job \(result.jobId) ended \(result.state) before processing this record\(result.errorMessage.map { ": \($0)" } ?? "")"))
-            } else if let error = row.error {
-                outcomes[operation.key] = .failed(SyncUpError(bulkError: error))
-            } else {
-                let id = row.id ?? operation.recordId
-                outcomes[operation.key] = operation.kind == .upsert && !row.created ? .matched(id: id) : .succeeded(id: id)
-            }
+            outcomes[operation.key] = Self.bulkOutcome(row, of: operation, in: result)
         }
         return outcomes
+    }
+
+    /// A record's outcome from its row of a Bulk job's results.
+    static func bulkOutcome(_ row: BulkIngestResult.Row, of operation: SyncUpOperation, in result: BulkIngestResult) -> SyncUpOutcome {
+        if !row.processed {
+            return .failed(SyncUpError(status: 0, code: "NOT_PROCESSED",
+                message: "Bulk job \(result.jobId) ended \(result.state) before processing this record\(result.errorMessage.map { ": \($0)" } ?? "")"))
+        }
+        if let error = row.error { return .failed(SyncUpError(bulkError: error)) }
+        let id = row.id ?? operation.recordId
+        return operation.kind == .upsert && !row.created ? .matched(id: id) : .succeeded(id: id)
     }
 }

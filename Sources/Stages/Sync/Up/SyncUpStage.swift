@@ -7,8 +7,9 @@ import Soups
 /// requests (docs/stages.md). `sync` names a sync-up sync, or `soup` + `target` + `options` declare one
 /// inline; `strategy` chooses the transport (`auto`, `collections`, `composite`, `graph`, `bulk`,
 /// `perTree`, `rest`); `bulkThreshold` (default 2,000) is where `auto` turns to Bulk 2.0 for a flat
-/// target; `maxInFlight` caps concurrent requests; `minApiRemainingPercent` stops the stage before
-/// the org's daily API budget runs out.
+/// target; `bulkJobRecords` caps the records of one Bulk ingest job (else a job takes ~100 MB of
+/// CSV); `pageSize` is how many trees are loaded and saved together; `maxInFlight` caps concurrent
+/// requests; `minApiRemainingPercent` stops the stage before the org's daily API budget runs out.
 public struct SyncUpStage: Stage {
     public static let typeName = "syncUp"
     public static let writesToOrg = true
@@ -21,6 +22,8 @@ public struct SyncUpStage: Stage {
     let target: any SyncUpTarget
     let strategy: SyncUpStrategy
     let bulkThreshold: Int
+    let bulkJobRecords: Int?
+    let pageSize: Int?
     let maxInFlight: Int?
     let minApiRemainingPercent: Double?
 
@@ -41,6 +44,8 @@ public struct SyncUpStage: Stage {
         }
         strategy = SyncUpStrategy(rawValue: settings.choice("strategy", of: SyncUpStrategy.allCases.map(\.rawValue), default: "auto")) ?? .auto
         bulkThreshold = settings.integer("bulkThreshold", default: 2000, range: 1...100_000_000)
+        bulkJobRecords = settings.object["bulkJobRecords"] == nil ? nil : settings.integer("bulkJobRecords", default: 150_000_000, range: 1...150_000_000)
+        pageSize = settings.object["pageSize"] == nil ? nil : settings.integer("pageSize", default: 1000, range: 1...100_000)
         maxInFlight = settings.object["maxInFlight"] == nil ? nil : settings.integer("maxInFlight", default: 8, range: 1...64)
         if let value = settings.value("minApiRemainingPercent") {
             if let number = value.doubleValue ?? value.integerValue.map(Double.init), (0...100).contains(number) {
@@ -74,16 +79,16 @@ public struct SyncUpStage: Stage {
     public func run(in context: StageContext) async throws -> StageResult {
         if inline { try await context.store.createSync(sync.initialState) }
         return try await Self.syncUp(target, sync: sync.name, mergeMode: MergeMode(options: sync.options), strategy: strategy,
-                                     bulkThreshold: bulkThreshold, maxInFlight: maxInFlight,
-                                     minApiRemainingPercent: minApiRemainingPercent, in: context)
+                                     bulkThreshold: bulkThreshold, bulkJobRecords: bulkJobRecords, pageSize: pageSize,
+                                     maxInFlight: maxInFlight, minApiRemainingPercent: minApiRemainingPercent, in: context)
     }
 
     /// Runs a sync up of any ``SyncUpTarget`` — a user's own included — under the named sync's
     /// state, with the journal, packing, conflict check, result files and dry-run plan of the
     /// built-in targets. The sync must exist in the store (declared in the pipeline's `syncs`).
     public static func syncUp(_ target: any SyncUpTarget, sync name: String, mergeMode: MergeMode, strategy: SyncUpStrategy = .auto,
-                              bulkThreshold: Int = 2000, maxInFlight: Int? = nil, minApiRemainingPercent: Double? = nil,
-                              in context: StageContext) async throws -> StageResult {
+                              bulkThreshold: Int = 2000, bulkJobRecords: Int? = nil, pageSize: Int? = nil, maxInFlight: Int? = nil,
+                              minApiRemainingPercent: Double? = nil, in context: StageContext) async throws -> StageResult {
         let tracker = try await SyncStateTracker(name: name, store: context.store, progress: context.progress)
         try await tracker.start()
         let files = SyncUpResultFiles(directory: context.reportDirectory, stageId: context.stageId)
@@ -96,7 +101,8 @@ public struct SyncUpStage: Stage {
                     target: target,
                     settings: .init(syncName: name, mergeMode: mergeMode, strategy: strategy,
                                     bulkThreshold: bulkThreshold, maxInFlight: maxInFlight ?? Self.orgMaxInFlight(context),
-                                    minApiRemainingPercent: minApiRemainingPercent, dryRun: context.dryRun, stageId: context.stageId),
+                                    minApiRemainingPercent: minApiRemainingPercent, dryRun: context.dryRun, stageId: context.stageId,
+                                    bulkJobRecords: bulkJobRecords, pageSize: pageSize),
                     store: context.store, client: client, tracker: tracker, files: files, logger: context.logger,
                     validator: context.dryRun ? SyncUpRecordValidator(client: client, isPlanned: attempts.isPlanned) : nil,
                     shouldStop: { Task.isCancelled })

@@ -1,0 +1,144 @@
+import Connectors
+import Formats
+import JSON
+
+/// The Bulk API 2.0 ingest jobs of a sync up whose jobs span pages. A page's writes are grouped
+/// by object, operation and columns; each group's rows are journaled with their job's id (the job
+/// is created first: an `Open` job does nothing), then appended to the job's upload. A job is
+/// uploaded and closed once its upload would pass `maxUploadBytes` or hold `maxRecords` rows, or
+/// when the pages end; it then runs at the org while the next pages fill the next job. Once a job
+/// is closed only a hash of each row is kept, to match its results to the rows.
+struct SyncUpBulkJobs {
+    /// Where a record's write went: its job, its row in the job's upload, and its journal entry.
+    struct Ticket: Sendable {
+        var job: Int32
+        var row: Int32
+        var journalId: Int64
+    }
+
+    /// About 100 MB of CSV: an org takes up to 150 MB base64 in one upload.
+    static let defaultMaxUploadBytes = 100_000_000
+
+    private struct Key: Hashable {
+        var object: String
+        var kind: SyncUpOperation.Kind
+        var externalIdField: String?
+    }
+
+    private struct Job {
+        var id: String
+        var key: Key
+        var columns: [String]
+        var upload: [UInt8]
+        var hashes: [UInt64] = []
+        /// Upload, close and results, started when the job is full (or the pages end).
+        var run: Task<BulkIngestResult, any Error>?
+    }
+
+    let client: any OrgClient
+    let sender: SyncUpSender
+    let maxUploadBytes: Int
+    let maxRecords: Int
+    private var jobs: [Job] = []
+    /// The job still taking rows, per object and operation.
+    private var open: [Key: Int] = [:]
+
+    init(client: any OrgClient, sender: SyncUpSender, maxUploadBytes: Int = defaultMaxUploadBytes, maxRecords: Int = .max) {
+        self.client = client
+        self.sender = sender
+        self.maxUploadBytes = maxUploadBytes
+        self.maxRecords = maxRecords
+    }
+
+    /// The number of jobs created so far.
+    var count: Int { jobs.count }
+
+    /// Journals `operations` (the writes of one page, any objects and operations) with their
+    /// jobs' ids and appends their rows to the jobs' uploads; returns each write's ticket.
+    mutating func add(_ operations: [SyncUpOperation], checkBudget: @Sendable () async throws -> Void) async throws -> [(SyncUpOperation, Ticket)] {
+        var tickets: [(SyncUpOperation, Ticket)] = []
+        let requests = SyncUpPacker(transport: .bulk).phases(operations.map { [$0] }).joined()
+        for case .bulk(let object, let kind, let field, let group) in requests {
+            let key = Key(object: object, kind: kind, externalIdField: field)
+            var table = SyncUpBulkTable(kind: kind, externalIdField: field, records: group.map { ($0.fields, $0.recordId, $0.externalIdValue) })
+            // Rows whose columns the open job lacks go to a new job.
+            if let index = open[key], !Set(jobs[index].columns).isSuperset(of: table.columns) { close(index) }
+            if let index = open[key], jobs[index].columns != table.columns {
+                table = SyncUpBulkTable(kind: kind, externalIdField: field, columns: jobs[index].columns,
+                                        records: group.map { ($0.fields, $0.recordId, $0.externalIdValue) })
+            }
+            let lines = table.rows.map { Array((CSVLine.encode($0.map { $0 ?? "" }) + "\n").utf8) }
+            var start = 0
+            while start < group.count {
+                let index = try await openJob(key, columns: table.columns, checkBudget: checkBudget)
+                // The rows that fit (at least one, so a row larger than the limit still goes).
+                var end = start
+                var bytes = jobs[index].upload.count
+                while end < group.count, end == start && jobs[index].hashes.isEmpty
+                        || (bytes + lines[end].count <= maxUploadBytes && jobs[index].hashes.count + end - start < maxRecords) {
+                    bytes += lines[end].count
+                    end += 1
+                }
+                if end == start {
+                    close(index)
+                    continue
+                }
+                let segment = Array(group[start..<end])
+                let (journalIds, _) = try await sender.journal(segment, bulkJobId: jobs[index].id)
+                for (offset, operation) in segment.enumerated() {
+                    let row = jobs[index].hashes.count
+                    jobs[index].upload += lines[start + offset]
+                    jobs[index].hashes.append(BulkRowHash.of(table.rows[start + offset]))
+                    tickets.append((operation, Ticket(job: Int32(index), row: Int32(row), journalId: journalIds[operation.key] ?? 0)))
+                }
+                start = end
+            }
+        }
+        return tickets
+    }
+
+    /// Closes every job still taking rows: after this, each job runs at the org.
+    mutating func closeAll() {
+        for index in open.values.sorted() { close(index) }
+    }
+
+    /// A closed job's results, each row in the order of the job's upload; waits for the job.
+    /// Throws when the job could not be uploaded, closed or read.
+    func result(of job: Int32) async throws -> BulkIngestResult {
+        guard let run = jobs[Int(job)].run else {
+            throw OrgClientError.invalidResponse("Bulk job \(jobs[Int(job)].id) was never closed")
+        }
+        return try await withTaskCancellationHandler { try await run.value } onCancel: { run.cancel() }
+    }
+
+    /// Drops a job's results once every page that wrote to it is saved.
+    mutating func release(_ job: Int32) {
+        jobs[Int(job)].run = nil
+    }
+
+    /// The job id of a job.
+    func id(of job: Int32) -> String { jobs[Int(job)].id }
+
+    private mutating func openJob(_ key: Key, columns: [String], checkBudget: @Sendable () async throws -> Void) async throws -> Int {
+        if let index = open[key] { return index }
+        try await checkBudget()
+        let operation = key.kind == .create ? "insert" : key.kind.rawValue
+        let id = try await client.createIngestJob(object: key.object, operation: operation,
+                                                  externalIdField: key.kind == .upsert ? key.externalIdField : nil)
+        jobs.append(Job(id: id, key: key, columns: columns, upload: Array((CSVLine.encode(columns) + "\n").utf8)))
+        open[key] = jobs.count - 1
+        return jobs.count - 1
+    }
+
+    /// Starts a job's upload, close and result reading; it takes no more rows.
+    private mutating func close(_ index: Int) {
+        open[jobs[index].key] = nil
+        let (client, id, upload, hashes) = (client, jobs[index].id, jobs[index].upload, jobs[index].hashes)
+        jobs[index].upload = []
+        jobs[index].hashes = []
+        jobs[index].run = Task {
+            try await client.uploadAndCloseIngestJob(id, uploads: [upload])
+            return try await client.bulkIngestResult(jobId: id, rowHashes: hashes)
+        }
+    }
+}

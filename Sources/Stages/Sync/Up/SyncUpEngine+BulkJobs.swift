@@ -1,0 +1,141 @@
+import Connectors
+import JSON
+import Soups
+
+extension SyncUpEngine {
+    /// A page whose writes went into Bulk jobs: what is needed to save it once they end (its trees
+    /// are loaded again then, so a job of a million rows never holds its records in memory).
+    struct SpooledPage {
+        var ids: [Int64]
+        /// LEAVE_IF_CHANGED conflicts found before sending, by root entry id.
+        var conflicts: [Int64: String]
+        var soups: [String] = []
+        /// Each write: its soup (an index into `soups`), entry and ticket.
+        var writes: [(soup: Int32, entryId: Int64, ticket: SyncUpBulkJobs.Ticket)] = []
+    }
+
+    /// How a round of Bulk jobs ended.
+    struct BulkRun {
+        var settledRoots = Set<Int64>()
+        var sawUncertain = false
+        var stopped = false
+    }
+
+    /// A Bulk sync up whose ingest jobs span pages: each page is loaded, checked for conflicts,
+    /// planned, journaled with its jobs' ids and written into their uploads, then dropped; a job
+    /// is closed when full (~100 MB of CSV) and runs at the org while the next pages fill the
+    /// next. Once the pages end, each is loaded again and saved from its jobs' results through
+    /// the same passes as any page (a record deleted on the server re-created, a locked row sent
+    /// again). Pages written into jobs are saved even after a stop or a failure: their writes
+    /// are at the org.
+    func runBulkJobs(_ ids: [Int64], heldBack: [String: Set<Int64>], round: Int, tally: inout Tally) async throws -> BulkRun {
+        let sender = SyncUpSender(client: client, store: store, syncName: settings.syncName, maxInFlight: settings.maxInFlight,
+                                  writer: nil, checkBudget: budgetCheck)
+        var jobs = SyncUpBulkJobs(client: client, sender: sender, maxRecords: settings.bulkJobRecords ?? .max)
+        var pages: [SpooledPage] = []
+        var run = BulkRun()
+        var failure: (any Error)?
+        for page in ids.chunked(into: pageSize(for: .bulk)) {
+            if shouldStop() {
+                run.stopped = true
+                break
+            }
+            do {
+                pages.append(try await spool(page, heldBack: heldBack, into: &jobs))
+            } catch {
+                failure = error
+                break
+            }
+        }
+        jobs.closeAll()
+        if jobs.count > 0 {
+            logger.info("sync up \(settings.syncName): \(pages.reduce(0) { $0 + $1.writes.count }) write(s) in \(jobs.count) Bulk job(s)")
+        }
+        var lastPage: [Int32: Int] = [:]
+        for (index, page) in pages.enumerated() {
+            for write in page.writes { lastPage[write.ticket.job] = index }
+        }
+        var done = 0
+        for (index, page) in pages.enumerated() {
+            do {
+                let outcome = try await save(page, heldBack: heldBack, jobs: jobs, tally: &tally)
+                run.settledRoots.formUnion(outcome.settledRoots)
+                run.sawUncertain = run.sawUncertain || outcome.sawUncertain
+                done += page.ids.count
+                if round == 0 { try await tracker.advance(done: done) }
+            } catch {
+                failure = failure ?? error
+                break
+            }
+            for (job, last) in lastPage where last == index { jobs.release(job) }
+        }
+        if let failure { throw failure }
+        return run
+    }
+
+    /// Loads, checks and plans a page, and writes it into the jobs.
+    private func spool(_ page: [Int64], heldBack: [String: Set<Int64>], into jobs: inout SyncUpBulkJobs) async throws -> SpooledPage {
+        var trees = try await target.trees(for: page, in: store)
+        var ignored = Tally()
+        holdBack(&trees, heldBack, tally: &ignored)
+        let conflicts = settings.mergeMode == .leaveIfChanged
+            ? try await SyncUpConflictChecker(client: client, target: target).conflicts(in: trees) : [:]
+        var operations: [SyncUpOperation] = []
+        let planner = SyncUpPlanner()
+        for index in trees.indices where conflicts[index] == nil {
+            operations += planner.plan(&trees[index], index: index).operations
+        }
+        var spooled = SpooledPage(ids: page, conflicts: Dictionary(uniqueKeysWithValues: conflicts.map { (trees[$0.key].parent.entryId, $0.value) }))
+        var soups: [String: Int32] = [:]
+        for (operation, ticket) in try await jobs.add(operations, checkBudget: budgetCheck) {
+            let soup: Int32
+            if let known = soups[operation.soup] {
+                soup = known
+            } else {
+                soup = Int32(spooled.soups.count)
+                soups[operation.soup] = soup
+                spooled.soups.append(operation.soup)
+            }
+            spooled.writes.append((soup, operation.entryId, ticket))
+        }
+        return spooled
+    }
+
+    /// Loads a page again and saves it from its jobs' results. A job that could not be closed or
+    /// read leaves its records uncertain: the next run reads the job (journaled with its id).
+    private func save(_ page: SpooledPage, heldBack: [String: Set<Int64>], jobs: SyncUpBulkJobs, tally: inout Tally) async throws -> PageOutcome {
+        var results: [Int32: Result<BulkIngestResult, any Error>] = [:]
+        for job in Set(page.writes.map(\.ticket.job)).sorted() {
+            do {
+                results[job] = .success(try await jobs.result(of: job))
+            } catch {
+                results[job] = .failure(error)
+            }
+        }
+        var sentBefore: [SyncUpJournalReconciler.EntryKey: SentWrite] = [:]
+        for write in page.writes {
+            let key = SyncUpJournalReconciler.EntryKey(soup: page.soups[Int(write.soup)], id: write.entryId)
+            let ticket = write.ticket
+            switch results[ticket.job] {
+            case .success(let result):
+                sentBefore[key] = SentWrite(journalId: ticket.journalId) { SyncUpSender.bulkOutcome(result.rows[Int(ticket.row)], of: $0, in: result) }
+            case .failure(let error):
+                let message = "Bulk job \(jobs.id(of: ticket.job)): \(error)"
+                sentBefore[key] = SentWrite(journalId: ticket.journalId) { _ in .uncertain(message) }
+            case nil:
+                continue
+            }
+        }
+        var trees = try await target.trees(for: page.ids, in: store)
+        holdBack(&trees, heldBack, tally: &tally)
+        let outcome = try await syncPage(&trees, transport: .bulk, tally: &tally, sentBefore: sentBefore, conflictsBefore: page.conflicts)
+        // A spent API budget or a refused login stops the sync up once what is known is saved.
+        for case .failure(let error as OrgClientError) in results.values {
+            switch error {
+            case .requestLimitExceeded, .authenticationFailed: throw error
+            default: continue
+            }
+        }
+        return outcome
+    }
+}
