@@ -8,7 +8,7 @@ import Stages
 /// A flat sync up of `records` new Accounts through Bulk API 2.0 (`strategy: bulk`): requests, ingest
 /// jobs and wall time, with the client's and the emulator's CPU together (they share the process).
 enum BulkLoad {
-    static func measure(records: Int, seed: String) async throws -> (requests: Int, jobs: Int, milliseconds: Double, created: Int) {
+    static func measure(records: Int, seed: String) async throws -> (requests: Int, polls: Int, jobs: Int, milliseconds: Double, created: Int) {
         let folder = NSTemporaryDirectory() + "syncup-benchmark-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -44,7 +44,8 @@ enum BulkLoad {
         let elapsed = ContinuousClock.now - start
         guard outcome.exitCode == 0 else { throw StageFailure(.failed, "the bulk run ended with exit code \(outcome.exitCode): \(outcome.report.error ?? "")") }
         let jobs = try await emulatorJobCount(running.instanceURL, token: emulator.accessToken)
-        return (outcome.report.api.requests, jobs, Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15,
+        let polls = outcome.report.api.byKind["bulkStatus"] ?? 0
+        return (outcome.report.api.requests - polls, polls, jobs, Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15,
                 outcome.report.stages[0].counts["created"] ?? 0)
     }
 

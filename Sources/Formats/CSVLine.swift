@@ -4,9 +4,11 @@
 public enum CSVLine {
     /// `value` as one field.
     public static func field(_ value: String, delimiter: Character = ",", quoteAll: Bool = false) -> String {
-        guard quoteAll || value.unicodeScalars.contains(where: { $0 == "\"" || $0 == "\n" || $0 == "\r" }) || value.contains(delimiter) else {
-            return value
-        }
+        // An ASCII delimiter (the usual case) is looked for among the bytes with the rest.
+        let special = delimiter.asciiValue.map { byte in
+            value.utf8.contains { $0 == byte || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\r") }
+        } ?? (value.unicodeScalars.contains(where: { $0 == "\"" || $0 == "\n" || $0 == "\r" }) || value.contains(delimiter))
+        guard quoteAll || special else { return value }
         return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 

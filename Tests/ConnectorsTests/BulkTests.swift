@@ -61,7 +61,7 @@ import Testing
             #expect(delete.rows[0].id == newId)
             #expect(delete.rows[1].error != nil)
             #expect(try await client.count("SELECT COUNT() FROM Account WHERE External_Id__c = 'UPS-1'") == 0)
-            #expect(await client.usage().byKind["bulk"] ?? 0 >= 12)
+            #expect(await bulkRequests(client) >= 12)
         }
     }
 
@@ -85,14 +85,15 @@ import Testing
             let names = ["BulkQ-1", "BulkQ-2, with comma", "BulkQ-3 \"quoted\"", "BulkQ-4\nnewline", "BulkQ-5", "BulkQ-6", "BulkQ-7"]
             let results = try await client.createRecords(names.map { account($0, ["NumberOfEmployees": 7]) }, allOrNone: true)
             #expect(results.allSatisfy { $0.success })
-            let before = await client.usage().byKind["bulk"] ?? 0
+            let before = await bulkRequests(client)
             let rows = try await collect(client.bulkQuery("SELECT Id, Name, NumberOfEmployees FROM Account WHERE Name LIKE 'BulkQ-%' ORDER BY Name",
                                                           maxRecordsPerPage: 2, pollInterval: 0.01))
             #expect(rows.map { $0["Name"] ?? "" } == names)
             #expect(rows.allSatisfy { $0["NumberOfEmployees"] == "7" })
             #expect(Set(rows.compactMap { $0["Id"] }) == Set(results.compactMap(\.id)))
             // Create, one status poll, four result pages (2 + 2 + 2 + 1).
-            #expect((await client.usage().byKind["bulk"] ?? 0) - before == 6)
+            #expect(await bulkRequests(client) - before == 6)
+            #expect(await client.usage().byKind["bulkStatus"] == 1, "status polls are counted apart")
         }
     }
 
@@ -108,5 +109,11 @@ import Testing
             let apiError = try #require(error as? OrgAPIError)
             #expect(apiError.status == 400)
         }
+    }
+
+    /// Bulk API requests of the client, status polls included.
+    func bulkRequests(_ client: SalesforceClient) async -> Int {
+        let byKind = await client.usage().byKind
+        return (byKind["bulk"] ?? 0) + (byKind["bulkStatus"] ?? 0)
     }
 }

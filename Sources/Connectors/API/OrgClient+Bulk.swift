@@ -135,21 +135,39 @@ extension OrgClient {
     /// files are read row by row from the answer's bytes.
     public func bulkIngestResult(jobId: String, rowHashes: [UInt64], pollInterval: Double = 0.1) async throws -> BulkIngestResult {
         let jobPath = apiPath + "/jobs/ingest/\(jobId)"
-        var info = try await send(OrgRequest(method: "GET", path: jobPath, kind: "bulk")).json()
+        var info = try await send(OrgRequest(method: "GET", path: jobPath, kind: "bulkStatus")).json()
         if info["state"]?.stringValue == "Open" {
             info = try await send(.json("PATCH", jobPath, ["state": "Aborted"], kind: "bulk")).json()
         }
-        var wait = pollInterval
+        // Polls back off (doubling up to 10 s); once the org reports progress, the next poll is
+        // due when, at the rate seen, the job's last row should be done.
+        var backoff = pollInterval
+        var firstProgress: (at: ContinuousClock.Instant, processed: Int)?
         while !["JobComplete", "Failed", "Aborted"].contains(info["state"]?.stringValue ?? "") {
+            var wait = backoff
+            let processed = info["numberRecordsProcessed"]?.integerValue.map(Int.init) ?? 0
+            if processed > 0, let first = firstProgress, processed > first.processed {
+                let elapsed = ContinuousClock.now - first.at
+                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                let remaining = Double(max(0, rowHashes.count - processed)) * seconds / Double(processed - first.processed)
+                wait = min(backoff, max(pollInterval, remaining))
+            } else if processed > 0 {
+                firstProgress = (ContinuousClock.now, processed)
+            }
             try await Task.sleep(for: .seconds(wait))
-            wait = min(wait * 2, 10)
-            info = try await send(OrgRequest(method: "GET", path: jobPath, kind: "bulk")).json()
+            backoff = min(backoff * 2, 10)
+            info = try await send(OrgRequest(method: "GET", path: jobPath, kind: "bulkStatus")).json()
         }
         var result = BulkIngestResult(jobId: jobId, state: info["state"]?.stringValue ?? "", errorMessage: info["errorMessage"]?.stringValue,
                                       rows: Array(repeating: .init(processed: false, id: nil, created: false, error: nil), count: rowHashes.count))
         guard !rowHashes.isEmpty else { return result }
         var matcher = BulkRowMatcher(hashes: rowHashes)
-        for (kind, extra) in [("successfulResults", 2), ("failedResults", 2)] {
+        // A result file the job's counts say is empty is not asked for.
+        let processed = info["numberRecordsProcessed"]?.integerValue
+        let failed = info["numberRecordsFailed"]?.integerValue
+        let files = [("successfulResults", processed == nil || failed == nil || processed! > failed!), ("failedResults", failed != 0)]
+        for (kind, wanted) in files where wanted {
+            let extra = 2
             let body = try await send(OrgRequest(method: "GET", path: jobPath + "/" + kind, kind: "bulk")).body
             var first = true
             for row in CSVReader(bytes: body) {
@@ -185,7 +203,7 @@ extension OrgClient {
             let jobPath = apiPath + "/jobs/query/\(jobId)"
             var wait = pollInterval
             while true {
-                let info = try await send(OrgRequest(method: "GET", path: jobPath, kind: "bulk")).json()
+                let info = try await send(OrgRequest(method: "GET", path: jobPath, kind: "bulkStatus")).json()
                 let state = info["state"]?.stringValue ?? ""
                 if state == "JobComplete" { break }
                 if state == "Failed" || state == "Aborted" {

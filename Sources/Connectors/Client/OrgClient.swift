@@ -51,7 +51,7 @@ public struct OrgRequest: Sendable {
     public var query: [(String, String)]
     public var headers: [(String, String)]
     public var body: [UInt8]?
-    /// The report bucket: `query`, `sobject`, `composite`, `graph`, `tree`, `collections`, `bulk`, `describe`, `limits`, `changes`, `versions`.
+    /// The report bucket: `query`, `sobject`, `composite`, `graph`, `tree`, `collections`, `bulk`, `bulkStatus` (job status polls), `describe`, `limits`, `changes`, `versions`.
     public var kind: String
     /// Whether sending it twice is harmless, so a lost connection may be retried. Creates are not.
     public var idempotent: Bool

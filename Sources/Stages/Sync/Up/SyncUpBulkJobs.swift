@@ -39,15 +39,20 @@ struct SyncUpBulkJobs {
     let sender: SyncUpSender
     let maxUploadBytes: Int
     let maxRecords: Int
+    /// The first job closes early (at about half the writes), so the org runs it while the
+    /// client writes the second, and the client saves its pages while the org runs the second.
+    let firstJobRecords: Int
     private var jobs: [Job] = []
     /// The job still taking rows, per object and operation.
     private var open: [Key: Int] = [:]
 
-    init(client: any OrgClient, sender: SyncUpSender, maxUploadBytes: Int = defaultMaxUploadBytes, maxRecords: Int = .max) {
+    init(client: any OrgClient, sender: SyncUpSender, maxUploadBytes: Int = defaultMaxUploadBytes, maxRecords: Int = .max,
+         firstJobRecords: Int = .max) {
         self.client = client
         self.sender = sender
         self.maxUploadBytes = maxUploadBytes
         self.maxRecords = maxRecords
+        self.firstJobRecords = firstJobRecords
     }
 
     /// The number of jobs created so far.
@@ -74,8 +79,9 @@ struct SyncUpBulkJobs {
                 // The rows that fit (at least one, so a row larger than the limit still goes).
                 var end = start
                 var bytes = jobs[index].upload.count
+                let records = index == 0 ? min(maxRecords, firstJobRecords) : maxRecords
                 while end < group.count, end == start && jobs[index].hashes.isEmpty
-                        || (bytes + lines[end].count <= maxUploadBytes && jobs[index].hashes.count + end - start < maxRecords) {
+                        || (bytes + lines[end].count <= maxUploadBytes && jobs[index].hashes.count + end - start < records) {
                     bytes += lines[end].count
                     end += 1
                 }

@@ -31,7 +31,9 @@ extension SyncUpEngine {
     func runBulkJobs(_ ids: [Int64], heldBack: [String: Set<Int64>], round: Int, tally: inout Tally) async throws -> BulkRun {
         let sender = SyncUpSender(client: client, store: store, syncName: settings.syncName, maxInFlight: settings.maxInFlight,
                                   writer: nil, checkBudget: budgetCheck)
-        var jobs = SyncUpBulkJobs(client: client, sender: sender, maxRecords: settings.bulkJobRecords ?? .max)
+        // More than a page of writes: two jobs (at least), so the client and the org work at once.
+        var jobs = SyncUpBulkJobs(client: client, sender: sender, maxRecords: settings.bulkJobRecords ?? .max,
+                                  firstJobRecords: ids.count > pageSize(for: .bulk) ? (ids.count + 1) / 2 : .max)
         var pages: [SpooledPage] = []
         var run = BulkRun()
         var failure: (any Error)?

@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""The scale path (issue 20), client and org in separate processes: N Accounts from CSV staged into
+a soup (`extract.csv` → `stage` → `markDirty`), then synced up with the default strategy (Bulk API
+2.0 above the threshold), then synced down again through REST query pages beside a raw fetch of the
+same pages. Each `pipeline run` is its own process, so its CPU time and peak memory are its own; the
+emulator (`pipeline emulator`) runs apart and its CPU is read from /proc.
+
+    scripts/bench-scale.py --pipeline .build/release/pipeline --records 200000
+"""
+import argparse
+import json
+import os
+import subprocess
+import tempfile
+import selectors
+import time
+import urllib.parse
+import urllib.request
+
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def run_measured(command):
+    """Runs a command; returns its stdout, wall seconds, CPU seconds and peak RSS (MB) — its own."""
+    start = time.monotonic()
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # Read the pipes while waiting, then reap the child with wait4 to get its own rusage.
+    out, err = b"", b""
+    selector = selectors.DefaultSelector()
+    selector.register(process.stdout, selectors.EVENT_READ)
+    selector.register(process.stderr, selectors.EVENT_READ)
+    open_pipes = 2
+    while open_pipes:
+        for key, _ in selector.select():
+            chunk = os.read(key.fileobj.fileno(), 65536)
+            if not chunk:
+                selector.unregister(key.fileobj)
+                open_pipes -= 1
+            elif key.fileobj is process.stdout:
+                out += chunk
+            else:
+                err += chunk
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.monotonic() - start
+    if process.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed ({process.returncode}):\n{err.decode()[-3000:]}")
+    return out.decode(), wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--pipeline", default=".build/release/pipeline")
+    parser.add_argument("--records", type=int, default=200_000)
+    parser.add_argument("--perf", help="record the sync-up run with `perf record -g` into this file")
+    args = parser.parse_args()
+
+    folder = tempfile.mkdtemp(prefix="bench-scale-")
+    emulator = subprocess.Popen([args.pipeline, "emulator", "--port", "0", "--seed", "samples/org/seed.json",
+                                 "--database", os.path.join(folder, "org.sqlite")], stdout=subprocess.PIPE, text=True)
+    try:
+        fields = dict(part.split("=", 1) for part in emulator.stdout.readline().split())
+        instance, token = fields["instance_url"], fields["access_token"]
+        with open(os.path.join(folder, "accounts.csv"), "w") as f:
+            f.write("Name,Industry\n")
+            for i in range(args.records):
+                f.write(f"Scale account {i},Energy\n")
+        pipeline = {
+            "name": "scale", "store": "store.sqlite",
+            "org": {"instanceUrl": instance, "auth": {"flow": "access_token", "accessToken": "${TOKEN}"}},
+            "soups": [{"soupName": "Accounts", "indexes": [{"path": "Id", "type": "string"}, {"path": "Name", "type": "string"},
+                                                          {"path": "__local__", "type": "string"}]}],
+            "syncs": [{"syncName": "up", "syncType": "syncUp", "soupName": "Accounts", "target": {"createFieldlist": ["Name", "Industry"]}},
+                      {"syncName": "down", "syncType": "syncDown", "soupName": "Accounts",
+                       "target": {"type": "soql", "query": "SELECT Id, Name, Industry, LastModifiedDate FROM Account WHERE Name LIKE 'Scale account %'"},
+                       "options": {"mergeMode": "OVERWRITE"}}],
+            "stages": [
+                {"id": "read", "type": "extract.csv", "file": "accounts.csv", "sobjectType": "Account"},
+                {"id": "stage", "type": "stage", "from": "read", "soup": "Accounts"},
+                {"id": "mark", "type": "markDirty", "after": ["stage"], "soup": "Accounts", "as": "created"},
+                {"id": "up", "type": "syncUp", "after": ["mark"], "sync": "up"},
+                {"id": "down", "type": "syncDown", "after": ["up"], "sync": "down"},
+            ],
+        }
+        path = os.path.join(folder, "pipeline.json")
+        with open(path, "w") as f:
+            json.dump(pipeline, f)
+        base = [args.pipeline, "run", path, "--quiet", "--var", f"TOKEN={token}"]
+
+        _, stage_wall, stage_cpu, stage_rss = run_measured(base + ["--only", "read", "--only", "stage", "--only", "mark"])
+        print(f"staging: {args.records:,} rows CSV → soup: {stage_wall:.1f} s wall, {stage_cpu:.1f} s CPU, peak {stage_rss:.0f} MB")
+
+        cpu0 = cpu_seconds(emulator.pid)
+        profile = ["perf", "record", "-g", "-o", args.perf, "--"] if args.perf else []
+        out, up_wall, up_cpu, up_rss = run_measured(profile + base + ["--only", "up"])
+        org_cpu = cpu_seconds(emulator.pid) - cpu0
+        report = json.load(open(os.path.join(out.strip().splitlines()[-1], "report.json")))
+        by_kind = report["api"]["byKind"]
+        polls = by_kind.get("bulkStatus", 0)
+        created = report["stages"][0]["counts"].get("created", 0)
+        assert created == args.records, report["stages"][0]
+        print(f"sync up: {created:,} created, {report['api']['requests'] - polls} requests besides {polls} status polls "
+              f"({', '.join(f'{k} {v}' for k, v in sorted(by_kind.items()))}): {up_wall:.1f} s wall, client {up_cpu:.1f} s CPU "
+              f"({up_cpu / stage_cpu:.2f}× staging's), peak {up_rss:.0f} MB; emulator {org_cpu:.1f} s CPU")
+
+        # Raw page fetch of the sync down's query, then the sync down itself.
+        def call(url):
+            request = urllib.request.Request(url)
+            request.add_header("Authorization", "Bearer " + token)
+            with urllib.request.urlopen(request) as answer:
+                return json.loads(answer.read())
+        soql = pipeline["syncs"][1]["target"]["query"]
+        start = time.monotonic()
+        page = call(instance + "/services/data/v62.0/query?q=" + urllib.parse.quote(soql))
+        fetched = len(page["records"])
+        while page.get("nextRecordsUrl"):
+            page = call(instance + page["nextRecordsUrl"])
+            fetched += len(page["records"])
+        raw_wall = time.monotonic() - start
+        _, down_wall, down_cpu, down_rss = run_measured(base + ["--only", "down"])
+        print(f"sync down: {fetched:,} records, {down_wall:.1f} s against {raw_wall:.1f} s for the raw page fetch "
+              f"({down_wall / raw_wall:.2f}×), client {down_cpu:.1f} s CPU, peak {down_rss:.0f} MB")
+    finally:
+        emulator.terminate()
+        emulator.wait()
+        subprocess.run(["rm", "-rf", folder])
+
+
+if __name__ == "__main__":
+    main()
