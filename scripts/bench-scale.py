@@ -115,7 +115,8 @@ def main():
             request.add_header("Authorization", "Bearer " + token)
             with urllib.request.urlopen(request) as answer:
                 return json.loads(answer.read())
-        soql = pipeline["syncs"][1]["target"]["query"]
+        # The query the sync sends: its own, ordered by modification date (so progress can be saved).
+        soql = pipeline["syncs"][1]["target"]["query"] + " ORDER BY LastModifiedDate"
         start = time.monotonic()
         page = call(instance + "/services/data/v62.0/query?q=" + urllib.parse.quote(soql))
         fetched = len(page["records"])

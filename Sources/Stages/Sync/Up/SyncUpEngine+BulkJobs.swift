@@ -26,8 +26,8 @@ extension SyncUpEngine {
     /// is closed when full (~100 MB of CSV) and runs at the org while the next pages fill the
     /// next. Once the pages end, each is loaded again and saved from its jobs' results through
     /// the same passes as any page (a record deleted on the server re-created, a locked row sent
-    /// again). Pages written into jobs are saved even after a stop or a failure: their writes
-    /// are at the org.
+    /// again). Pages written into jobs are saved even after a stop or a failure: the jobs already
+    /// closed run at the org (a job left open leaves its records uncertain until the next run).
     func runBulkJobs(_ ids: [Int64], heldBack: [String: Set<Int64>], round: Int, tally: inout Tally) async throws -> BulkRun {
         let sender = SyncUpSender(client: client, store: store, syncName: settings.syncName, maxInFlight: settings.maxInFlight,
                                   writer: nil, checkBudget: budgetCheck)
@@ -49,7 +49,8 @@ extension SyncUpEngine {
                 break
             }
         }
-        jobs.closeAll()
+        // After a stop, a job still taking rows is not sent: the next run aborts it and sends its rows.
+        if !run.stopped { jobs.closeAll() }
         if jobs.count > 0 {
             logger.info("sync up \(settings.syncName): \(pages.reduce(0) { $0 + $1.writes.count }) write(s) in \(jobs.count) Bulk job(s)")
         }
@@ -129,8 +130,11 @@ extension SyncUpEngine {
             }
         }
         var trees = try await target.trees(for: page.ids, in: store)
-        holdBack(&trees, heldBack, tally: &tally)
-        let outcome = try await syncPage(&trees, transport: .bulk, tally: &tally, sentBefore: sentBefore, conflictsBefore: page.conflicts)
+        // A tally of the page's own, merged into the run's (which then keeps no per-entry state).
+        var pageTally = Tally()
+        defer { tally.merge(pageTally) }
+        holdBack(&trees, heldBack, tally: &pageTally)
+        let outcome = try await syncPage(&trees, transport: .bulk, tally: &pageTally, sentBefore: sentBefore, conflictsBefore: page.conflicts)
         // A spent API budget or a refused login stops the sync up once what is known is saved.
         for case .failure(let error as OrgClientError) in results.values {
             switch error {
