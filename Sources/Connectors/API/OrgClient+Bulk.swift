@@ -10,7 +10,7 @@ public struct BulkIngestResult: Sendable {
     public var errorMessage: String?
     /// Per input row (same order): the record id, whether it was created, and the error, if any.
     /// A row the org never processed has `processed == false`.
-    public var rows: [Row]
+    public var rows: Rows
 
     public struct Row: Sendable, Equatable {
         public var processed: Bool
@@ -18,6 +18,44 @@ public struct BulkIngestResult: Sendable {
         public var created: Bool
         /// `CODE:message:fields --` as the org wrote it.
         public var error: String?
+    }
+
+    /// The rows, about 19 bytes each (a job may hold millions): a state byte and an 18-character
+    /// id in one buffer; errors and ids of another length apart.
+    public struct Rows: RandomAccessCollection, Sendable {
+        /// 0 not processed, 1 created, 2 succeeded without creating, 3 failed.
+        private var states: [UInt8]
+        private var ids: [UInt8]
+        private var otherIds: [Int: String] = [:]
+        private var errors: [Int: String] = [:]
+        private static let idLength = 18
+
+        init(count: Int) {
+            states = Array(repeating: 0, count: count)
+            ids = Array(repeating: 0, count: count * Self.idLength)
+        }
+
+        public var startIndex: Int { 0 }
+        public var endIndex: Int { states.count }
+
+        public subscript(position: Int) -> Row {
+            let start = position * Self.idLength
+            let id = otherIds[position] ?? (ids[start] == 0 ? nil : String(decoding: ids[start..<start + Self.idLength], as: UTF8.self))
+            return Row(processed: states[position] != 0, id: id, created: states[position] == 1, error: errors[position])
+        }
+
+        mutating func set(_ row: Row, at position: Int) {
+            states[position] = !row.processed ? 0 : row.error != nil ? 3 : row.created ? 1 : 2
+            errors[position] = row.error
+            let start = position * Self.idLength
+            if let id = row.id, id.utf8.count == Self.idLength {
+                ids.replaceSubrange(start..<start + Self.idLength, with: id.utf8)
+                otherIds[position] = nil
+            } else {
+                for offset in start..<start + Self.idLength { ids[offset] = 0 }
+                otherIds[position] = row.id
+            }
+        }
     }
 }
 
@@ -159,7 +197,7 @@ extension OrgClient {
             info = try await send(OrgRequest(method: "GET", path: jobPath, kind: "bulkStatus")).json()
         }
         var result = BulkIngestResult(jobId: jobId, state: info["state"]?.stringValue ?? "", errorMessage: info["errorMessage"]?.stringValue,
-                                      rows: Array(repeating: .init(processed: false, id: nil, created: false, error: nil), count: rowHashes.count))
+                                      rows: BulkIngestResult.Rows(count: rowHashes.count))
         guard !rowHashes.isEmpty else { return result }
         var matcher = BulkRowMatcher(hashes: rowHashes)
         // A result file the job's counts say is empty is not asked for.
@@ -182,9 +220,9 @@ extension OrgClient {
                     continue
                 }
                 guard cells.count >= extra, let index = matcher.claim(BulkRowHash.of(cells.dropFirst(extra))) else { continue }
-                result.rows[index] = kind == "successfulResults"
+                result.rows.set(kind == "successfulResults"
                     ? .init(processed: true, id: cells[0].isEmpty ? nil : cells[0], created: cells[1] == "true", error: nil)
-                    : .init(processed: true, id: cells[0].isEmpty ? nil : cells[0], created: false, error: cells[1])
+                    : .init(processed: true, id: cells[0].isEmpty ? nil : cells[0], created: false, error: cells[1]), at: index)
             }
         }
         return result

@@ -45,9 +45,11 @@ actor SyncUpResultFiles {
         var soup = ""
     }
 
-    /// Adds a page's rows, one write per file.
+    /// Adds a page's rows, one write per file. Each row is spooled as its CSV line under the
+    /// columns known so far (a later row can only add columns at the end), framed by its length
+    /// and field count, so the final CSV pads it without parsing it again.
     func add(_ rows: [Row]) throws {
-        var pending: [String: Data] = [:]
+        var pending: [String: [UInt8]] = [:]
         for row in rows {
             let name = "\(row.object)-\(row.kind.rawValue)"
             if spools[name] == nil {
@@ -59,13 +61,21 @@ actor SyncUpResultFiles {
                 spools[name] = Spool(handle: handle, path: path)
             }
             for key in row.fields.keys where spools[name]!.known.insert(key).inserted { spools[name]!.columns.append(key) }
-            let line: JSONValue = .array([
-                .string(row.operation), .integer(row.entryId), .string(row.localId ?? ""), .string(row.id ?? ""),
-                .string(row.errorCode ?? ""), .string(row.errorMessage ?? ""), .object(row.fields),
-            ])
-            pending[name, default: Data()].append(contentsOf: (line.jsonString + "\n").utf8)
+            let values = spools[name]!.columns.map { column -> String in
+                guard let value = row.fields[column] else { return "" }
+                return value.stringValue ?? (value.isNull ? "" : value.jsonString)
+            }
+            let fixed = [stageId, row.operation, String(row.entryId), row.localId ?? "", row.id ?? "", row.errorCode ?? "", row.errorMessage ?? ""]
+            let line = Array(CSVLine.encode(fixed + values).utf8)
+            Self.appendFrame(line, fields: fixed.count + values.count, to: &pending[name, default: []])
         }
-        for (name, data) in pending { spools[name]!.handle.write(data) }
+        for (name, bytes) in pending { spools[name]!.handle.write(Data(bytes)) }
+    }
+
+    /// A spooled line: its byte length and field count (4 bytes each, little-endian), then the line.
+    private static func appendFrame(_ line: [UInt8], fields: Int, to bytes: inout [UInt8]) {
+        for value in [UInt32(line.count), UInt32(fields)] { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
+        bytes.append(contentsOf: line)
     }
 
     /// Writes the CSVs and removes the spool files.
@@ -86,27 +96,59 @@ actor SyncUpResultFiles {
                 let first = name.hasSuffix("-plan") ? "action" : "operation"
                 output.write(Data((CSVLine.encode(["stage", first, "_soupEntryId", "localId", "Id", "errorCode", "errorMessage"] + columns) + "\r\n").utf8))
             }
+            // Under the spool's own columns a line only needs padding; under another stage's header it is laid out again.
+            let positions = columns == spool.columns ? nil : Dictionary(spool.columns.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
             guard let input = FileHandle(forReadingAtPath: spool.path) else { throw StageFailure(.failed, "\(spool.path): cannot read") }
-            var chunk = ""
+            var chunk: [UInt8] = []
             var pending: [UInt8] = []
+            var start = 0
             while true {
                 let data = input.readData(ofLength: 1 << 16)
-                pending.append(contentsOf: data)
-                var start = 0
-                while let end = pending[start...].firstIndex(of: UInt8(ascii: "\n")) {
-                    chunk += csvLine(pending[start..<end], columns: columns)
-                    start = end + 1
-                }
                 pending.removeFirst(start)
-                if chunk.utf8.count > 1 << 16 { output.write(Data(chunk.utf8)); chunk = "" }
+                start = 0
+                pending.append(contentsOf: data)
+                while pending.count - start >= 8 {
+                    let length = Self.uint32(pending, at: start)
+                    let fields = Self.uint32(pending, at: start + 4)
+                    guard pending.count - start - 8 >= length else { break }
+                    let line = pending[start + 8..<start + 8 + length]
+                    start += 8 + length
+                    if let positions {
+                        chunk += relaidOut(line, columns: columns, positions: positions)
+                    } else {
+                        chunk += line
+                        chunk += repeatElement(UInt8(ascii: ","), count: max(0, 7 + columns.count - fields))
+                    }
+                    chunk += [UInt8(ascii: "\r"), UInt8(ascii: "\n")]
+                }
+                if chunk.count > 1 << 16 {
+                    output.write(Data(chunk))
+                    chunk.removeAll(keepingCapacity: true)
+                }
                 if data.isEmpty { break }
             }
             try input.close()
-            output.write(Data(chunk.utf8))
+            output.write(Data(chunk))
             try output.close()
             try? FileManager.default.removeItem(atPath: spool.path)
         }
         spools.removeAll()
+    }
+
+    private static func uint32(_ bytes: [UInt8], at offset: Int) -> Int {
+        (0..<4).reduce(0) { $0 | Int(bytes[offset + $1]) << (8 * $1) }
+    }
+
+    /// A spooled line under another header: its fixed fields, then each of `columns` from where
+    /// the spool had it (empty when the line predates it).
+    private func relaidOut(_ line: ArraySlice<UInt8>, columns: [String], positions: [String: Int]) -> [UInt8] {
+        var reader = CSVReader(bytes: Array(line)).makeIterator()
+        guard case .fields(let cells, _)? = reader.next(), cells.count >= 7 else { return [] }
+        let values = columns.map { column -> String in
+            guard let position = positions[column], 7 + position < cells.count else { return "" }
+            return cells[7 + position]
+        }
+        return Array(CSVLine.encode(Array(cells[0..<7]) + values).utf8)
     }
 
     /// The header line of an existing CSV, read without loading the file.
@@ -124,17 +166,5 @@ actor SyncUpResultFiles {
             bytes.append(contentsOf: chunk)
         }
         return String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .newlines)
-    }
-
-    /// One spooled row as a CSV line.
-    private func csvLine(_ bytes: ArraySlice<UInt8>, columns: [String]) -> String {
-        guard let row = try? JSONParser.parse(Array(bytes)).value.arrayValue, row.count == 7 else { return "" }
-        let fixed = row[0..<6].map { $0.stringValue ?? ($0.integerValue.map(String.init) ?? "") }
-        let fields = row[6].objectValue ?? JSONObject()
-        let values = columns.map { column -> String in
-            guard let value = fields[column] else { return "" }
-            return value.stringValue ?? (value.isNull ? "" : value.jsonString)
-        }
-        return CSVLine.encode([stageId] + fixed + values) + "\r\n"
     }
 }
