@@ -1,6 +1,7 @@
 import Connectors
 import Formats
 import JSON
+import Synchronization
 
 /// The Bulk API 2.0 ingest jobs of a sync up whose jobs span pages. A page's writes are grouped
 /// by object, operation and columns; each group's rows are journaled with their job's id (the job
@@ -139,11 +140,13 @@ struct SyncUpBulkJobs {
     /// Starts a job's upload, close and result reading; it takes no more rows.
     private mutating func close(_ index: Int) {
         open[jobs[index].key] = nil
-        let (client, id, upload, hashes) = (client, jobs[index].id, jobs[index].upload, jobs[index].hashes)
+        let (client, id, hashes) = (client, jobs[index].id, jobs[index].hashes)
+        // The upload is let go once sent, not kept while the job runs.
+        let upload = Mutex<[UInt8]?>(jobs[index].upload)
         jobs[index].upload = []
         jobs[index].hashes = []
         jobs[index].run = Task {
-            try await client.uploadAndCloseIngestJob(id, uploads: [upload])
+            try await client.uploadAndCloseIngestJob(id, uploads: [upload.withLock { $0.take() } ?? []])
             return try await client.bulkIngestResult(jobId: id, rowHashes: hashes)
         }
     }
