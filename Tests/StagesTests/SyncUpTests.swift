@@ -3,6 +3,7 @@ import Foundation
 import JSON
 import Soups
 import Stages
+import Synchronization
 import Testing
 
 /// `syncUp` of a single soup through each target (and Bulk), end to end over the emulator.
@@ -130,6 +131,62 @@ import Testing
             }
         }
         #expect(byName["Span 3"]?["Industry"] == "Energy" && byName["Span 4"]?["Industry"] == .null)
+    }
+
+    /// A Bulk job's results that could not be read leave its records uncertain; the next round
+    /// reads the job again from the journal — rebuilding the very rows it was sent, a page split
+    /// across two jobs and rows without some columns included — and adopts every record once.
+    @Test func aSpanningJobIsReadBackFromTheJournal() async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: """
+            [ { "syncName": "up", "syncType": "syncUp", "soupName": "Accounts", "target": { "createFieldlist": ["Name", "Industry"] } } ]
+            """, stages: """
+            [ { "id": "up", "type": "syncUp", "sync": "up", "strategy": "bulk", "pageSize": 3, "bulkJobRecords": 4 } ]
+            """)
+        // Pages of 3 into jobs of 4: the second page is split across the first two jobs, and the
+        // second job's rows have no Industry though its columns do.
+        try await bench.put((0..<10).map { index in
+            var fields: JSONObject = ["Name": .string("Split \(index)")]
+            if index % 3 == 0 { fields["Industry"] = "Energy" }
+            return SyncHarness.local("Account", "local_x\(index)", fields)
+        }, into: "Accounts", pipeline)
+        let outcome = try await bench.run(pipeline) { FirstResultsLost(base: $0) }
+        #expect(outcome.exitCode == 0, "\(outcome.report.stages[0])")
+        #expect(outcome.report.stages[0].counts["created"] == 10 && outcome.report.stages[0].counts["uncertain"] == 0,
+                "\(outcome.report.stages[0].counts)")
+        let jobs = try await bench.client.send(OrgRequest(method: "GET", path: bench.client.apiPath + "/jobs/ingest", kind: "bulk")).json()
+        #expect(jobs["records"]?.arrayValue?.count == 3, "jobs of 4, 4 and 2 rows")
+        let org = try await bench.query("SELECT Id, Name, Industry FROM Account WHERE Name LIKE 'Split %'")
+        #expect(org.count == 10, "each record created once")
+        let byName = Dictionary(org.map { ($0["Name"]!.stringValue!, $0) }, uniquingKeysWith: { first, _ in first })
+        for entry in try await bench.entries("Accounts", pipeline) {
+            #expect(!entry.isDirty && entry["Id"] == byName[entry["Name"]?.stringValue ?? ""]?["Id"])
+        }
+    }
+
+    /// The real client, the first answer of each Bulk job's successful results lost.
+    struct FirstResultsLost: OrgClient {
+        final class Seen: Sendable {
+            let paths = Mutex<Set<String>>([])
+        }
+
+        let base: SalesforceClient
+        let seen = Seen()
+        var instanceURL: String { get async throws { try await base.instanceURL } }
+        var apiPath: String { base.apiPath }
+        var writeSettlingSeconds: Double { base.writeSettlingSeconds }
+        var writesSettledBefore: Int64? { base.writesSettledBefore }
+        func usage() async -> APIUsage { await base.usage() }
+        func shutdown() async { await base.shutdown() }
+        func describe(_ type: String) async throws -> JSONObject { try await base.describe(type) }
+        func serverClockOffset() async -> Int64 { await base.serverClockOffset() }
+        func send(_ request: OrgRequest) async throws -> OrgResponse {
+            if request.path.hasSuffix("/successfulResults"), seen.paths.withLock({ $0.insert(request.path).inserted }) {
+                throw OrgClientError.uncertain("the answer was lost")
+            }
+            return try await base.send(request)
+        }
     }
 
     @Test(arguments: ["rest", "batch", "collection"]) func externalIdTurnsACreateIntoAnUpsert(type: String) async throws {

@@ -116,13 +116,14 @@ struct BulkRowMatcher {
 
 extension OrgClient {
     /// Runs a Bulk API 2.0 ingest job: creates it, hands its id to `jobCreated` (to record it
-    /// before any data leaves), uploads the rows as CSV in chunks of at most `chunkRows` (each
-    /// chunk with the header), closes it, and waits for its result (``bulkIngestResult``).
+    /// before any data leaves), uploads the rows as CSV (in one upload, as orgs expect, unless
+    /// `chunkRows` splits it; each upload with the header), closes it, and waits for its result
+    /// (``bulkIngestResult``).
     /// - Parameters:
     ///   - operation: `insert`, `update`, `upsert`, `delete` or `hardDelete`.
     ///   - columns: the CSV header; each row has one value per column (`nil` = empty cell).
     public func bulkIngest(object: String, operation: String, externalIdField: String? = nil, columns: [String],
-                           rows: [[String?]], chunkRows: Int = 10_000, pollInterval: Double = 0.1,
+                           rows: [[String?]], chunkRows: Int = .max, pollInterval: Double = 0.1,
                            jobCreated: @Sendable (String) async throws -> Void = { _ in }) async throws -> BulkIngestResult {
         let jobId = try await createIngestJob(object: object, operation: operation, externalIdField: externalIdField)
         try await jobCreated(jobId)
@@ -165,31 +166,46 @@ extension OrgClient {
     /// finished) is aborted, so none of its rows is processed. A resumed run reads a job an
     /// earlier one started this way instead of sending its rows again.
     public func bulkIngestResult(jobId: String, rows: [[String?]], pollInterval: Double = 0.1) async throws -> BulkIngestResult {
-        try await bulkIngestResult(jobId: jobId, rowHashes: rows.map(BulkRowHash.of), pollInterval: pollInterval)
+        try await bulkIngestResult(jobId: jobId, rowCount: rows.count, pollInterval: pollInterval) { _ in rows.map(BulkRowHash.of) }
+    }
+
+    /// ``bulkIngestResult(jobId:rows:pollInterval:)`` for a job whose columns are known only to
+    /// the org: `rows` builds the input rows under the columns its result files name (a resumed
+    /// run rebuilding a job's rows from what it journaled).
+    public func bulkIngestResult(jobId: String, rowCount: Int, rows: @Sendable ([String]) -> [[String?]],
+                                 pollInterval: Double = 0.1) async throws -> BulkIngestResult {
+        try await bulkIngestResult(jobId: jobId, rowCount: rowCount, pollInterval: pollInterval) { rows($0).map(BulkRowHash.of) }
     }
 
     /// ``bulkIngestResult(jobId:rows:pollInterval:)`` with each input row given by its
     /// ``BulkRowHash`` only, so a large job's rows need not be kept while it runs. The result
     /// files are read row by row from the answer's bytes.
     public func bulkIngestResult(jobId: String, rowHashes: [UInt64], pollInterval: Double = 0.1) async throws -> BulkIngestResult {
+        try await bulkIngestResult(jobId: jobId, rowCount: rowHashes.count, pollInterval: pollInterval) { _ in rowHashes }
+    }
+
+    /// Waits for the job, then matches its result rows to the input rows, whose hashes
+    /// `hashes` gives under the columns of the job's result files.
+    private func bulkIngestResult(jobId: String, rowCount: Int, pollInterval: Double,
+                                  hashes: ([String]) -> [UInt64]) async throws -> BulkIngestResult {
         let jobPath = apiPath + "/jobs/ingest/\(jobId)"
         var info = try await send(OrgRequest(method: "GET", path: jobPath, kind: "bulkStatus")).json()
         if info["state"]?.stringValue == "Open" {
             info = try await send(.json("PATCH", jobPath, ["state": "Aborted"], kind: "bulk")).json()
         }
-        // Polls back off (doubling up to 10 s); once the org reports progress, the next poll is
-        // due when, at the rate seen, the job's last row should be done.
+        // Polls back off (doubling up to 10 s); once the org reports progress, a poll comes sooner
+        // when, at the rate seen, the job's last row should be done before the backoff's.
         var backoff = pollInterval
         var firstProgress: (at: ContinuousClock.Instant, processed: Int)?
         while !["JobComplete", "Failed", "Aborted"].contains(info["state"]?.stringValue ?? "") {
             var wait = backoff
             let processed = info["numberRecordsProcessed"]?.integerValue.map(Int.init) ?? 0
-            if processed > 0, let first = firstProgress, processed > first.processed {
+            if let first = firstProgress, processed > first.processed, rowCount > processed {
                 let elapsed = ContinuousClock.now - first.at
                 let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-                let remaining = Double(max(0, rowHashes.count - processed)) * seconds / Double(processed - first.processed)
+                let remaining = Double(rowCount - processed) * seconds / Double(processed - first.processed)
                 wait = min(backoff, max(pollInterval, remaining))
-            } else if processed > 0 {
+            } else if processed > 0 && firstProgress == nil {
                 firstProgress = (ContinuousClock.now, processed)
             }
             try await Task.sleep(for: .seconds(wait))
@@ -197,9 +213,9 @@ extension OrgClient {
             info = try await send(OrgRequest(method: "GET", path: jobPath, kind: "bulkStatus")).json()
         }
         var result = BulkIngestResult(jobId: jobId, state: info["state"]?.stringValue ?? "", errorMessage: info["errorMessage"]?.stringValue,
-                                      rows: BulkIngestResult.Rows(count: rowHashes.count))
-        guard !rowHashes.isEmpty else { return result }
-        var matcher = BulkRowMatcher(hashes: rowHashes)
+                                      rows: BulkIngestResult.Rows(count: rowCount))
+        guard rowCount > 0 else { return result }
+        var matcher: BulkRowMatcher?
         // A result file the job's counts say is empty is not asked for.
         let processed = info["numberRecordsProcessed"]?.integerValue
         let failed = info["numberRecordsFailed"]?.integerValue
@@ -216,10 +232,12 @@ extension OrgClient {
                     continue
                 }
                 if first {
+                    // The header: `sf__Id`, `sf__Created` or `sf__Error`, then the job's columns.
                     first = false
+                    if matcher == nil { matcher = BulkRowMatcher(hashes: hashes(Array(cells.dropFirst(extra)))) }
                     continue
                 }
-                guard cells.count >= extra, let index = matcher.claim(BulkRowHash.of(cells.dropFirst(extra))) else { continue }
+                guard cells.count >= extra, let index = matcher?.claim(BulkRowHash.of(cells.dropFirst(extra))) else { continue }
                 result.rows.set(kind == "successfulResults"
                     ? .init(processed: true, id: cells[0].isEmpty ? nil : cells[0], created: cells[1] == "true", error: nil)
                     : .init(processed: true, id: cells[0].isEmpty ? nil : cells[0], created: false, error: cells[1]), at: index)

@@ -66,12 +66,13 @@ struct SyncUpBulkJobs {
         let requests = SyncUpPacker(transport: .bulk).phases(operations.map { [$0] }).joined()
         for case .bulk(let object, let kind, let field, let group) in requests {
             let key = Key(object: object, kind: kind, externalIdField: field)
-            var table = SyncUpBulkTable(kind: kind, externalIdField: field, records: group.map { ($0.fields, $0.recordId, $0.externalIdValue) })
-            // Rows whose columns the open job lacks go to a new job.
+            let records = group.map { ($0.fields, $0.recordId, $0.externalIdValue) }
+            var table = SyncUpBulkTable(kind: kind, externalIdField: field, records: records)
+            // Rows with a column the open job lacks go to a new job; the others take its columns
+            // (a resumed run reads a job's columns from its result files).
             if let index = open[key], !Set(jobs[index].columns).isSuperset(of: table.columns) { close(index) }
             if let index = open[key], jobs[index].columns != table.columns {
-                table = SyncUpBulkTable(kind: kind, externalIdField: field, columns: jobs[index].columns,
-                                        records: group.map { ($0.fields, $0.recordId, $0.externalIdValue) })
+                table = SyncUpBulkTable(kind: kind, externalIdField: field, columns: jobs[index].columns, records: records)
             }
             let lines = table.rows.map { Array((CSVLine.encode($0.map { $0 ?? "" }) + "\n").utf8) }
             var start = 0
@@ -80,9 +81,9 @@ struct SyncUpBulkJobs {
                 // The rows that fit (at least one, so a row larger than the limit still goes).
                 var end = start
                 var bytes = jobs[index].upload.count
-                let records = index == 0 ? min(maxRecords, firstJobRecords) : maxRecords
+                let limit = index == 0 ? min(maxRecords, firstJobRecords) : maxRecords
                 while end < group.count, end == start && jobs[index].hashes.isEmpty
-                        || (bytes + lines[end].count <= maxUploadBytes && jobs[index].hashes.count + end - start < records) {
+                        || (bytes + lines[end].count <= maxUploadBytes && jobs[index].hashes.count + end - start < limit) {
                     bytes += lines[end].count
                     end += 1
                 }
@@ -116,6 +117,11 @@ struct SyncUpBulkJobs {
             throw OrgClientError.invalidResponse("Bulk job \(jobs[Int(job)].id) was never closed")
         }
         return try await withTaskCancellationHandler { try await run.value } onCancel: { run.cancel() }
+    }
+
+    /// Stops waiting for every job (a job already closed still runs at the org).
+    func cancelAll() {
+        for job in jobs { job.run?.cancel() }
     }
 
     /// Drops a job's results once every page that wrote to it is saved.

@@ -2,7 +2,8 @@ import JSON
 
 /// The CSV table of a Bulk API ingest job: the columns (`Id` for updates and deletes, the external
 /// id for upserts, then every field sent, in order of first appearance) and one row per record.
-/// A resumed run rebuilds the very same table from the journal to read the job's results back.
+/// A resumed run rebuilds a job's rows from the journal, under the columns the job's result files
+/// name, to read its results back.
 struct SyncUpBulkTable {
     var columns: [String] = []
     var rows: [[String?]] = []

@@ -27,7 +27,8 @@ extension SyncUpEngine {
     /// next. Once the pages end, each is loaded again and saved from its jobs' results through
     /// the same passes as any page (a record deleted on the server re-created, a locked row sent
     /// again). Pages written into jobs are saved even after a stop or a failure: the jobs already
-    /// closed run at the org (a job left open leaves its records uncertain until the next run).
+    /// closed run at the org; a job left open leaves its records uncertain, and the next run
+    /// aborts it. Jobs a failure leaves unread are read by the next run, from the journal.
     func runBulkJobs(_ ids: [Int64], heldBack: [String: Set<Int64>], round: Int, tally: inout Tally) async throws -> BulkRun {
         let sender = SyncUpSender(client: client, store: store, syncName: settings.syncName, maxInFlight: settings.maxInFlight,
                                   writer: nil, checkBudget: budgetCheck)
@@ -49,8 +50,10 @@ extension SyncUpEngine {
                 break
             }
         }
-        // After a stop, a job still taking rows is not sent: the next run aborts it and sends its rows.
-        if !run.stopped { jobs.closeAll() }
+        // After a stop or a failure, a job still taking rows is not sent: the next run aborts it
+        // and sends its rows again.
+        if !run.stopped && failure == nil { jobs.closeAll() }
+        defer { jobs.cancelAll() }
         if jobs.count > 0 {
             logger.info("sync up \(settings.syncName): \(pages.reduce(0) { $0 + $1.writes.count }) write(s) in \(jobs.count) Bulk job(s)")
         }

@@ -125,8 +125,8 @@ struct SyncUpEngine {
                 if !run.sawUncertain { break }
                 continue
             }
-            // Bulk pages overlap (the org processes one job while the next is prepared and sent);
-            // other transports already keep several requests in flight within a page.
+            // Pages run one at a time: their requests are already in flight together (a Bulk sync
+            // up that sends has taken the path above; a dry run's Bulk pages plan side by side).
             let window = transport == .bulk ? Self.bulkPagesInFlight : 1
             await withTaskGroup(of: PageRun.self) { group in
                 func startNext() -> Bool {
@@ -166,7 +166,7 @@ struct SyncUpEngine {
         }
     }
 
-    /// Bulk pages whose jobs run side by side.
+    /// Bulk pages planned side by side in a dry run.
     static let bulkPagesInFlight = 2
 
     /// One page's sync with a tally of its own, and how it ended (its committed work is in the

@@ -7,7 +7,8 @@ import Soups
 
 /// Settles the journal a dead run (or a lost answer) left behind before anything is sent again
 /// (docs/stages.md, "Lost answers"):
-/// - a create carried by a Bulk job is read back from that job's results;
+/// - a create or upsert carried by a Bulk job is read back from that job's results (the job is
+///   waited for: its rows are applied whenever the org runs it);
 /// - any other create is looked for in the org by ``SyncUpCreateFinder`` — batched, parents
 ///   before the children that reference them, so a child is matched under its *resolved* parent;
 ///   one match is adopted (its id goes to the entry and to every entry that held the `local_` id),
@@ -63,7 +64,8 @@ struct SyncUpJournalReconciler {
         var creates: [SyncJournalEntry] = []
         var updates: [SyncJournalEntry] = []
         var upserts: [SyncJournalEntry] = []
-        var bulkCreates: [String: [SyncJournalEntry]] = [:]
+        /// Creates and upserts carried by a Bulk job, by job.
+        var bulkWrites: [String: [SyncJournalEntry]] = [:]
 
         init(reconciler: SyncUpJournalReconciler) {
             self.reconciler = reconciler
@@ -110,7 +112,13 @@ struct SyncUpJournalReconciler {
                 case .upsert:
                     // Safe to send again, but children sent with it refer to its record: while it has
                     // no server id, that record is looked up by external id before anything is sent.
-                    if serverId(key) == nil { upserts.append(entry) } else { changes.settledJournalIds.append(entry.id) }
+                    if serverId(key) != nil {
+                        changes.settledJournalIds.append(entry.id)
+                    } else if let job = entry.bulkJobId {
+                        bulkWrites[job, default: []].append(entry)
+                    } else {
+                        upserts.append(entry)
+                    }
                 case .delete:
                     changes.settledJournalIds.append(entry.id)
                 case .update:
@@ -119,7 +127,7 @@ struct SyncUpJournalReconciler {
                     if serverId(key) != nil {
                         changes.settledJournalIds.append(entry.id)
                     } else if let job = entry.bulkJobId {
-                        bulkCreates[job, default: []].append(entry)
+                        bulkWrites[job, default: []].append(entry)
                     } else {
                         creates.append(entry)
                     }
@@ -154,17 +162,27 @@ struct SyncUpJournalReconciler {
             }
         }
 
-        /// Creates carried by a Bulk job: the job's own results say what became of each row. A job
-        /// the org no longer knows leaves its creates to be looked for like any other.
+        /// Creates and upserts carried by a Bulk job: the job's own results say what became of each
+        /// row, once the job has ended (an upload never finished is aborted). A job the org no
+        /// longer knows leaves its writes to be looked for like any other. A row a finished job
+        /// does not account for, or whose record another entry already holds (identical rows, one
+        /// already saved), is held back: it may have been applied.
         mutating func readBulkJobs() async throws {
-            for (job, group) in bulkCreates.sorted(by: { $0.key < $1.key }) {
-                let table = SyncUpBulkTable(kind: .create, externalIdField: nil,
-                                            records: group.map { ($0.payload, $0.recordId, nil) })
+            for (job, group) in bulkWrites.sorted(by: { $0.key < $1.key }) {
+                let kind: SyncUpOperation.Kind = group[0].operation == .upsert ? .upsert : .create
+                let field = kind == .upsert ? target.externalIdFieldName(inSoup: group[0].soupName) : nil
+                let records = group.map { ($0.payload, kind == .upsert ? nil : $0.recordId, kind == .upsert ? $0.recordId : nil) }
                 let result: BulkIngestResult
                 do {
-                    result = try await reconciler.client.bulkIngestResult(jobId: job, rows: table.rows)
+                    // The rows as the job holds them: under the columns its result files name (a job
+                    // spanning pages may have columns some of its rows lack).
+                    result = try await reconciler.client.bulkIngestResult(jobId: job, rowCount: group.count) { columns in
+                        SyncUpBulkTable(kind: kind, externalIdField: field, columns: columns, records: records).rows
+                    }
                 } catch let error as OrgAPIError where error.status == 404 {
-                    creates.append(contentsOf: group)
+                    for journal in group {
+                        if journal.operation == .upsert { upserts.append(journal) } else { creates.append(journal) }
+                    }
                     continue
                 } catch {
                     for journal in group {
@@ -172,10 +190,23 @@ struct SyncUpJournalReconciler {
                     }
                     continue
                 }
+                let ids = result.rows.compactMap(\.id).map(JSONValue.string)
+                var holders: [String: Set<Int64>] = [:]
+                for chunk in ids.chunked(into: 500) {
+                    for (id, owners) in try await store.entries(in: group[0].soupName, where: idField(group[0].soupName), in: chunk) {
+                        holders[SalesforceId.key(id), default: []].formUnion(owners.compactMap(\.soupEntryId))
+                    }
+                }
                 var changes = SoupChangeSet()
                 for (journal, row) in zip(group, result.rows) {
                     if row.processed, row.error == nil, let id = row.id {
-                        try await adopt(journal, id: id, into: &changes)
+                        if !(holders[SalesforceId.key(.string(id))] ?? []).subtracting([journal.entryId]).isEmpty {
+                            hold(journal, "Bulk job \(job) created \(id) for a row like this one, and another entry holds it")
+                        } else {
+                            try await adopt(journal, id: id, into: &changes)
+                        }
+                    } else if !row.processed && result.state == "JobComplete" {
+                        hold(journal, "Bulk job \(job) completed, but its results have no row matching this one")
                     } else {
                         changes.settledJournalIds.append(journal.id)
                         outcome.notApplied += 1

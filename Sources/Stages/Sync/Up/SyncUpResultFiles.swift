@@ -125,7 +125,10 @@ actor SyncUpResultFiles {
                     output.write(Data(chunk))
                     chunk.removeAll(keepingCapacity: true)
                 }
-                if data.isEmpty { break }
+                if data.isEmpty {
+                    guard start == pending.count else { throw StageFailure(.failed, "\(spool.path): the spooled results end part-way through a row") }
+                    break
+                }
             }
             try input.close()
             output.write(Data(chunk))
@@ -143,7 +146,8 @@ actor SyncUpResultFiles {
     /// the spool had it (empty when the line predates it).
     private func relaidOut(_ line: ArraySlice<UInt8>, columns: [String], positions: [String: Int]) -> [UInt8] {
         var reader = CSVReader(bytes: Array(line)).makeIterator()
-        guard case .fields(let cells, _)? = reader.next(), cells.count >= 7 else { return [] }
+        // A line it wrote itself always reads back; should one not, it goes as it was.
+        guard case .fields(let cells, _)? = reader.next(), cells.count >= 7 else { return Array(line) }
         let values = columns.map { column -> String in
             guard let position = positions[column], 7 + position < cells.count else { return "" }
             return cells[7 + position]

@@ -524,6 +524,10 @@ struct SyncUpSender {
 
     /// A record's outcome from its row of a Bulk job's results.
     static func bulkOutcome(_ row: BulkIngestResult.Row, of operation: SyncUpOperation, in result: BulkIngestResult) -> SyncUpOutcome {
+        // A job that completed processed every row: one its results do not account for may have been applied.
+        if !row.processed && result.state == "JobComplete" {
+            return .uncertain("Bulk job \(result.jobId) completed, but its results have no row matching this record's")
+        }
         if !row.processed {
             return .failed(SyncUpError(status: 0, code: "NOT_PROCESSED",
                 message: "Bulk job \(result.jobId) ended \(result.state) before processing this record\(result.errorMessage.map { ": \($0)" } ?? "")"))
