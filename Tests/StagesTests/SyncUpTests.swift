@@ -135,12 +135,14 @@ import Testing
 
     /// A Bulk job's results that could not be read leave its records uncertain; the next round
     /// reads the job again from the journal — rebuilding the very rows it was sent, a page split
-    /// across two jobs and rows without some columns included — and adopts every record once.
-    @Test func aSpanningJobIsReadBackFromTheJournal() async throws {
+    /// across two jobs and rows without some columns included — and adopts every record once
+    /// (inserts, and upserts by external id).
+    @Test(arguments: [false, true]) func aSpanningJobIsReadBackFromTheJournal(externalId: Bool) async throws {
         let bench = try await SyncHarness()
         defer { Task { await bench.close() } }
+        let external = externalId ? #", "externalIdFieldName": "External_Id__c""# : ""
         let pipeline = try bench.pipeline(syncs: """
-            [ { "syncName": "up", "syncType": "syncUp", "soupName": "Accounts", "target": { "createFieldlist": ["Name", "Industry"] } } ]
+            [ { "syncName": "up", "syncType": "syncUp", "soupName": "Accounts", "target": { "createFieldlist": ["Name", "Industry"]\(external) } } ]
             """, stages: """
             [ { "id": "up", "type": "syncUp", "sync": "up", "strategy": "bulk", "pageSize": 3, "bulkJobRecords": 4 } ]
             """)
@@ -149,6 +151,7 @@ import Testing
         try await bench.put((0..<10).map { index in
             var fields: JSONObject = ["Name": .string("Split \(index)")]
             if index % 3 == 0 { fields["Industry"] = "Energy" }
+            if externalId { fields["External_Id__c"] = .string("SPLIT-\(index)") }
             return SyncHarness.local("Account", "local_x\(index)", fields)
         }, into: "Accounts", pipeline)
         let outcome = try await bench.run(pipeline) { FirstResultsLost(base: $0) }
