@@ -93,7 +93,9 @@ extension SyncUpEngine {
         }
         var spooled = SpooledPage(ids: page, conflicts: Dictionary(uniqueKeysWithValues: conflicts.map { (trees[$0.key].parent.entryId, $0.value) }))
         var soups: [String: Int32] = [:]
-        for (operation, ticket) in try await jobs.add(operations, checkBudget: budgetCheck) {
+        let tickets = try await jobs.add(operations, checkBudget: budgetCheck)
+        spooled.writes.reserveCapacity(tickets.count)
+        for (operation, ticket) in tickets {
             let soup: Int32
             if let known = soups[operation.soup] {
                 soup = known
