@@ -15,13 +15,7 @@ import tempfile
 import time
 import urllib.request
 
-TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
+from benchlib import cpu_seconds, start_emulator
 
 
 def main():
@@ -31,12 +25,8 @@ def main():
     args = parser.parse_args()
 
     folder = tempfile.mkdtemp(prefix="bench-emulator-")
-    emulator = subprocess.Popen([args.pipeline, "emulator", "--port", "0", "--seed", "samples/org/seed.json",
-                                 "--database", os.path.join(folder, "org.sqlite")],
-                                stdout=subprocess.PIPE, text=True)
+    emulator, fields = start_emulator(args.pipeline, folder)
     try:
-        line = emulator.stdout.readline()
-        fields = dict(part.split("=", 1) for part in line.split())
         base, token = fields["instance_url"] + "/services/data/v62.0", fields["access_token"]
 
         def call(method, path, body=None, content_type="application/json", raw=False):

@@ -10,20 +10,14 @@ emulator (`pipeline emulator`) runs apart and its CPU is read from /proc.
 import argparse
 import json
 import os
+import selectors
 import subprocess
 import tempfile
-import selectors
 import time
 import urllib.parse
 import urllib.request
 
-TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
+from benchlib import cpu_seconds, start_emulator
 
 
 def run_measured(command):
@@ -62,10 +56,8 @@ def main():
     args = parser.parse_args()
 
     folder = tempfile.mkdtemp(prefix="bench-scale-")
-    emulator = subprocess.Popen([args.pipeline, "emulator", "--port", "0", "--seed", "samples/org/seed.json",
-                                 "--database", os.path.join(folder, "org.sqlite")], stdout=subprocess.PIPE, text=True)
+    emulator, fields = start_emulator(args.pipeline, folder)
     try:
-        fields = dict(part.split("=", 1) for part in emulator.stdout.readline().split())
         instance, token = fields["instance_url"], fields["access_token"]
         with open(os.path.join(folder, "accounts.csv"), "w") as f:
             f.write("Name,Industry\n")

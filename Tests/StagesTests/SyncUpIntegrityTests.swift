@@ -251,26 +251,6 @@ import Testing
         try await Self.expectExact(6, prefix: "M", contacts: 2, bench: bench, pipeline)
     }
 
-    /// The real client, its query answers arriving `delay` late (a slow network, a busy machine):
-    /// what a query saw is older than the moment its answer is read.
-    struct LateQueryAnswers: OrgClient {
-        let base: SalesforceClient
-        let delay: Duration
-        var instanceURL: String { get async throws { try await base.instanceURL } }
-        var apiPath: String { base.apiPath }
-        var writeSettlingSeconds: Double { base.writeSettlingSeconds }
-        var writesSettledBefore: Int64? { base.writesSettledBefore }
-        func usage() async -> APIUsage { await base.usage() }
-        func shutdown() async { await base.shutdown() }
-        func describe(_ type: String) async throws -> JSONObject { try await base.describe(type) }
-        func serverClockOffset() async -> Int64 { await base.serverClockOffset() }
-        func send(_ request: OrgRequest) async throws -> OrgResponse {
-            let response = try await base.send(request)
-            if request.kind == "query" { try await Task.sleep(for: delay) }
-            return response
-        }
-    }
-
     /// A lost write is "not applied" only if the lookup that missed it ran after the org's
     /// deadline. Here the lookup runs while the write is still queued in the org, and its answer
     /// is read after the deadline: the run must not take that miss as final (it did, and sent the
@@ -285,7 +265,15 @@ import Testing
         // The write commits 1.2 s after it arrives, long after the client gave up (0.5 s), inside
         // the org's deadline (2 s); the lookup that follows runs at once and is read 2.5 s later.
         try await bench.setFaults(["writeLatencyMs": 1200])
-        let first = try await bench.run(pipeline) { LateQueryAnswers(base: $0, delay: .milliseconds(2500)) }
+        // Query answers arrive 2.5 s late (a slow network, a busy machine): what a query saw is
+        // older than the moment its answer is read.
+        let first = try await bench.run(pipeline) { client in
+            InterceptingClient(base: client) { request, send in
+                let response = try await send()
+                if request.kind == "query" { try await Task.sleep(for: .milliseconds(2500)) }
+                return response
+            }
+        }
         try await bench.setFaults([:])
         var created = Self.created(first)
         var last = first

@@ -154,7 +154,16 @@ import Testing
             if externalId { fields["External_Id__c"] = .string("SPLIT-\(index)") }
             return SyncHarness.local("Account", "local_x\(index)", fields)
         }, into: "Accounts", pipeline)
-        let outcome = try await bench.run(pipeline) { FirstResultsLost(base: $0) }
+        // The first answer of each job's successful results is lost.
+        let seen = Mutex<Set<String>>([])
+        let outcome = try await bench.run(pipeline) { client in
+            InterceptingClient(base: client) { request, send in
+                if request.path.hasSuffix("/successfulResults"), seen.withLock({ $0.insert(request.path).inserted }) {
+                    throw OrgClientError.uncertain("the answer was lost")
+                }
+                return try await send()
+            }
+        }
         #expect(outcome.exitCode == 0, "\(outcome.report.stages[0])")
         #expect(outcome.report.stages[0].counts["created"] == 10 && outcome.report.stages[0].counts["uncertain"] == 0,
                 "\(outcome.report.stages[0].counts)")
@@ -165,30 +174,6 @@ import Testing
         let byName = Dictionary(org.map { ($0["Name"]!.stringValue!, $0) }, uniquingKeysWith: { first, _ in first })
         for entry in try await bench.entries("Accounts", pipeline) {
             #expect(!entry.isDirty && entry["Id"] == byName[entry["Name"]?.stringValue ?? ""]?["Id"])
-        }
-    }
-
-    /// The real client, the first answer of each Bulk job's successful results lost.
-    struct FirstResultsLost: OrgClient {
-        final class Seen: Sendable {
-            let paths = Mutex<Set<String>>([])
-        }
-
-        let base: SalesforceClient
-        let seen = Seen()
-        var instanceURL: String { get async throws { try await base.instanceURL } }
-        var apiPath: String { base.apiPath }
-        var writeSettlingSeconds: Double { base.writeSettlingSeconds }
-        var writesSettledBefore: Int64? { base.writesSettledBefore }
-        func usage() async -> APIUsage { await base.usage() }
-        func shutdown() async { await base.shutdown() }
-        func describe(_ type: String) async throws -> JSONObject { try await base.describe(type) }
-        func serverClockOffset() async -> Int64 { await base.serverClockOffset() }
-        func send(_ request: OrgRequest) async throws -> OrgResponse {
-            if request.path.hasSuffix("/successfulResults"), seen.paths.withLock({ $0.insert(request.path).inserted }) {
-                throw OrgClientError.uncertain("the answer was lost")
-            }
-            return try await base.send(request)
         }
     }
 
