@@ -32,15 +32,28 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         } catch {
             throw TransportError(message: "\(method) \(Self.withoutQuery(url)): \(error)", mayHaveBeenSent: true)
         }
-        let bytes: ByteBuffer
+        // The body is gathered straight into one array (a large Bulk result file is held once, not
+        // in a buffer and again in its copy).
+        var body: [UInt8] = []
+        if let length = response.headers.first(name: "content-length").flatMap(Int.init), length <= Self.maxBodyBytes {
+            body.reserveCapacity(length)
+        }
         do {
-            bytes = try await response.body.collect(upTo: 512 * 1024 * 1024)
+            for try await chunk in response.body {
+                guard body.count + chunk.readableBytes <= Self.maxBodyBytes else {
+                    throw TransportError(message: "\(method) \(Self.withoutQuery(url)): the response is larger than \(Self.maxBodyBytes >> 20) MB",
+                                         mayHaveBeenSent: true)
+                }
+                body.append(contentsOf: chunk.readableBytesView)
+            }
+        } catch let error as TransportError {
+            throw error
         } catch {
             throw TransportError(message: "\(method) \(Self.withoutQuery(url)): the response was cut off (\(error))", mayHaveBeenSent: true)
         }
         var responseHeaders: [String: String] = [:]
         for header in response.headers { responseHeaders[header.name.lowercased()] = header.value }
-        return OrgResponse(status: Int(response.status.code), headers: responseHeaders, body: Array(bytes.readableBytesView))
+        return OrgResponse(status: Int(response.status.code), headers: responseHeaders, body: body)
     }
 
     public func shutdown() async {
@@ -52,6 +65,9 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         let client = self.client
         Task { try? await client.shutdown() }
     }
+
+    /// The largest answer taken.
+    static let maxBodyBytes = 512 * 1024 * 1024
 
     /// URLs in messages never carry their query (it may hold a query's data).
     static func withoutQuery(_ url: String) -> String {
