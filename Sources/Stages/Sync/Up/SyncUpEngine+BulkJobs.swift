@@ -10,8 +10,34 @@ extension SyncUpEngine {
         /// LEAVE_IF_CHANGED conflicts found before sending, by root entry id.
         var conflicts: [Int64: String]
         var soups: [String] = []
+        /// The entries written, in the order of their tickets.
+        var entryIds: [Int64] = []
+        /// Runs of writes into consecutive rows of one job with consecutive journal entries (a page
+        /// makes a few): a page of a million-record sync keeps 8 bytes a write, not a ticket each.
+        var runs: [(soup: Int32, first: SyncUpBulkJobs.Ticket, count: Int32)] = []
+
+        mutating func append(soup: Int32, entryId: Int64, ticket: SyncUpBulkJobs.Ticket) {
+            entryIds.append(entryId)
+            if let last = runs.last, last.soup == soup, last.first.job == ticket.job, last.first.row + last.count == ticket.row,
+               last.first.journalId + Int64(last.count) == ticket.journalId {
+                runs[runs.count - 1].count += 1
+            } else {
+                runs.append((soup, ticket, 1))
+            }
+        }
+
         /// Each write: its soup (an index into `soups`), entry and ticket.
-        var writes: [(soup: Int32, entryId: Int64, ticket: SyncUpBulkJobs.Ticket)] = []
+        var writes: [(soup: Int32, entryId: Int64, ticket: SyncUpBulkJobs.Ticket)] {
+            var writes: [(soup: Int32, entryId: Int64, ticket: SyncUpBulkJobs.Ticket)] = []
+            writes.reserveCapacity(entryIds.count)
+            for run in runs {
+                for offset in 0..<run.count {
+                    let ticket = SyncUpBulkJobs.Ticket(job: run.first.job, row: run.first.row + offset, journalId: run.first.journalId + Int64(offset))
+                    writes.append((run.soup, entryIds[writes.count], ticket))
+                }
+            }
+            return writes
+        }
     }
 
     /// How a round of Bulk jobs ended.
@@ -55,11 +81,11 @@ extension SyncUpEngine {
         if !run.stopped && failure == nil { jobs.closeAll() }
         defer { jobs.cancelAll() }
         if jobs.count > 0 {
-            logger.info("sync up \(settings.syncName): \(pages.reduce(0) { $0 + $1.writes.count }) write(s) in \(jobs.count) Bulk job(s)")
+            logger.info("sync up \(settings.syncName): \(pages.reduce(0) { $0 + $1.entryIds.count }) write(s) in \(jobs.count) Bulk job(s)")
         }
         var lastPage: [Int32: Int] = [:]
         for (index, page) in pages.enumerated() {
-            for write in page.writes { lastPage[write.ticket.job] = index }
+            for run in page.runs { lastPage[run.first.job] = index }
         }
         var done = 0
         for (index, page) in pages.enumerated() {
@@ -94,7 +120,7 @@ extension SyncUpEngine {
         var spooled = SpooledPage(ids: page, conflicts: Dictionary(uniqueKeysWithValues: conflicts.map { (trees[$0.key].parent.entryId, $0.value) }))
         var soups: [String: Int32] = [:]
         let tickets = try await jobs.add(operations, checkBudget: budgetCheck)
-        spooled.writes.reserveCapacity(tickets.count)
+        spooled.entryIds.reserveCapacity(tickets.count)
         for (operation, ticket) in tickets {
             let soup: Int32
             if let known = soups[operation.soup] {
@@ -104,7 +130,7 @@ extension SyncUpEngine {
                 soups[operation.soup] = soup
                 spooled.soups.append(operation.soup)
             }
-            spooled.writes.append((soup, operation.entryId, ticket))
+            spooled.append(soup: soup, entryId: operation.entryId, ticket: ticket)
         }
         return spooled
     }
@@ -113,7 +139,7 @@ extension SyncUpEngine {
     /// read leaves its records uncertain: the next run reads the job (journaled with its id).
     private func save(_ page: SpooledPage, heldBack: [String: Set<Int64>], jobs: SyncUpBulkJobs, tally: inout Tally) async throws -> PageOutcome {
         var results: [Int32: Result<BulkIngestResult, any Error>] = [:]
-        for job in Set(page.writes.map(\.ticket.job)).sorted() {
+        for job in Set(page.runs.map(\.first.job)).sorted() {
             do {
                 results[job] = .success(try await jobs.result(of: job))
             } catch {
