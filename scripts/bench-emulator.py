@@ -10,12 +10,10 @@ from /proc before and after each phase, so the client's work (this script) is no
 import argparse
 import json
 import os
-import subprocess
-import tempfile
 import time
 import urllib.request
 
-from benchlib import cpu_seconds, start_emulator
+from benchlib import cpu_seconds, emulator as running_emulator
 
 
 def main():
@@ -24,9 +22,7 @@ def main():
     parser.add_argument("--records", type=int, default=100_000)
     args = parser.parse_args()
 
-    folder = tempfile.mkdtemp(prefix="bench-emulator-")
-    emulator, fields = start_emulator(args.pipeline, folder)
-    try:
+    with running_emulator(args.pipeline, "bench-emulator-") as (emulator, fields, folder):
         base, token = fields["instance_url"] + "/services/data/v62.0", fields["access_token"]
 
         def call(method, path, body=None, content_type="application/json", raw=False):
@@ -72,10 +68,6 @@ def main():
         assert fetched == args.records, fetched
         print(f"query: {fetched:,} records in {pages} pages: {query_wall:.1f} s wall, {query_cpu:.1f} s emulator CPU, "
               f"{fetched / query_cpu:,.0f} records per CPU second")
-    finally:
-        emulator.terminate()
-        emulator.wait()
-        subprocess.run(["rm", "-rf", folder])
 
 
 if __name__ == "__main__":

@@ -12,12 +12,11 @@ import json
 import os
 import selectors
 import subprocess
-import tempfile
 import time
 import urllib.parse
 import urllib.request
 
-from benchlib import cpu_seconds, start_emulator
+from benchlib import cpu_seconds, emulator as running_emulator
 
 
 def run_measured(command):
@@ -55,9 +54,7 @@ def main():
     parser.add_argument("--perf", help="record the sync-up run with `perf record -g` into this file")
     args = parser.parse_args()
 
-    folder = tempfile.mkdtemp(prefix="bench-scale-")
-    emulator, fields = start_emulator(args.pipeline, folder)
-    try:
+    with running_emulator(args.pipeline, "bench-scale-") as (emulator, fields, folder):
         instance, token = fields["instance_url"], fields["access_token"]
         with open(os.path.join(folder, "accounts.csv"), "w") as f:
             f.write("Name,Industry\n")
@@ -121,10 +118,6 @@ def main():
         _, down_wall, down_cpu, down_rss = run_measured(base + ["--only", "down"])
         print(f"sync down: {fetched:,} records, {down_wall:.1f} s against {raw_wall:.1f} s for the raw page fetch "
               f"({down_wall / raw_wall:.2f}×), client {down_cpu:.1f} s CPU, peak {down_rss:.0f} MB")
-    finally:
-        emulator.terminate()
-        emulator.wait()
-        subprocess.run(["rm", "-rf", folder])
 
 
 if __name__ == "__main__":

@@ -1,7 +1,10 @@
 """Helpers the benchmark scripts share: a `pipeline emulator` in its own process, and the CPU
 time a process has used, read from /proc."""
+import contextlib
 import os
+import shutil
 import subprocess
+import tempfile
 
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -13,9 +16,17 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / TICKS
 
 
-def start_emulator(pipeline, folder):
-    """Starts `pipeline emulator` on a free port with the sample seed and its database in `folder`;
-    returns the process and its first line's fields (`instance_url`, `access_token`, …)."""
+@contextlib.contextmanager
+def emulator(pipeline, prefix):
+    """A `pipeline emulator` on a free port with the sample seed, its database in a fresh folder:
+    yields the process, its first line's fields (`instance_url`, `access_token`, …) and the folder;
+    stops it and removes the folder after."""
+    folder = tempfile.mkdtemp(prefix=prefix)
     process = subprocess.Popen([pipeline, "emulator", "--port", "0", "--seed", "samples/org/seed.json",
                                 "--database", os.path.join(folder, "org.sqlite")], stdout=subprocess.PIPE, text=True)
-    return process, dict(part.split("=", 1) for part in process.stdout.readline().split())
+    try:
+        yield process, dict(part.split("=", 1) for part in process.stdout.readline().split()), folder
+    finally:
+        process.terminate()
+        process.wait()
+        shutil.rmtree(folder, ignore_errors=True)
