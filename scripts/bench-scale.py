@@ -42,6 +42,8 @@ def run_measured(command):
     _, status, usage = os.wait4(process.pid, 0)
     process.returncode = os.waitstatus_to_exitcode(status)
     wall = time.monotonic() - start
+    if os.environ.get("BENCH_STDERR"):
+        print(err.decode()[-2000:])
     if process.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed ({process.returncode}):\n{err.decode()[-3000:]}")
     return out.decode(), wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
@@ -51,7 +53,8 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--pipeline", default=".build/release/pipeline")
     parser.add_argument("--records", type=int, default=200_000)
-    parser.add_argument("--perf", help="record the sync-up run with `perf record -g` into this file")
+    parser.add_argument("--perf", help="record one stage's run with `perf record -g` into this file")
+    parser.add_argument("--perf-stage", choices=["up", "down"], default="up", help="the stage --perf records (default: up)")
     args = parser.parse_args()
 
     with running_emulator(args.pipeline, "bench-scale-") as (emulator, fields, folder):
@@ -88,8 +91,9 @@ def main():
         print(f"markDirty: {mark_wall:.1f} s wall, {mark_cpu:.1f} s CPU")
 
         cpu0 = cpu_seconds(emulator.pid)
-        profile = ["perf", "record", "-g", "-o", args.perf, "--"] if args.perf else []
-        out, up_wall, up_cpu, up_rss = run_measured(profile + base + ["--only", "up"])
+        def profile(stage):
+            return ["perf", "record", "-g", "-o", args.perf, "--"] if args.perf and args.perf_stage == stage else []
+        out, up_wall, up_cpu, up_rss = run_measured(profile("up") + base + ["--only", "up"])
         org_cpu = cpu_seconds(emulator.pid) - cpu0
         report = json.load(open(os.path.join(out.strip().splitlines()[-1], "report.json")))
         by_kind = report["api"]["byKind"]
@@ -108,16 +112,19 @@ def main():
                 return json.loads(answer.read())
         # The query the sync sends: its own, ordered by modification date (so progress can be saved).
         soql = pipeline["syncs"][1]["target"]["query"] + " ORDER BY LastModifiedDate"
-        start = time.monotonic()
+        cpu0, start = cpu_seconds(emulator.pid), time.monotonic()
         page = call(instance + "/services/data/v62.0/query?q=" + urllib.parse.quote(soql))
         fetched = len(page["records"])
         while page.get("nextRecordsUrl"):
             page = call(instance + page["nextRecordsUrl"])
             fetched += len(page["records"])
-        raw_wall = time.monotonic() - start
-        _, down_wall, down_cpu, down_rss = run_measured(base + ["--only", "down"])
+        raw_wall, raw_org_cpu = time.monotonic() - start, cpu_seconds(emulator.pid) - cpu0
+        cpu0 = cpu_seconds(emulator.pid)
+        _, down_wall, down_cpu, down_rss = run_measured(profile("down") + base + ["--only", "down"])
+        down_org_cpu = cpu_seconds(emulator.pid) - cpu0
         print(f"sync down: {fetched:,} records, {down_wall:.1f} s against {raw_wall:.1f} s for the raw page fetch "
-              f"({down_wall / raw_wall:.2f}×), client {down_cpu:.1f} s CPU, peak {down_rss:.0f} MB")
+              f"({down_wall / raw_wall:.2f}×), client {down_cpu:.1f} s CPU, peak {down_rss:.0f} MB; "
+              f"emulator {down_org_cpu:.1f} s CPU (raw fetch: {raw_org_cpu:.1f} s)")
 
 
 if __name__ == "__main__":

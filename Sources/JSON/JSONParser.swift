@@ -39,7 +39,12 @@ public struct JSONParser {
     /// members' values are stepped over without being built or checked (reading a few fields of
     /// wide records a program wrote itself — use `parse(_:)` for text from outside).
     public static func parseObject(_ text: String, keeping keys: Set<String>) throws(JSONSyntaxError) -> JSONObject {
-        var parser = Parser(bytes: Array(text.utf8))
+        try parseObject(Array(text.utf8), keeping: keys)
+    }
+
+    /// ``parseObject(_:keeping:)`` on UTF-8 bytes.
+    public static func parseObject<Bytes: Collection<UInt8>>(_ bytes: Bytes, keeping keys: Set<String>) throws(JSONSyntaxError) -> JSONObject {
+        var parser = Parser(bytes: Array(bytes))
         parser.skipWhitespace()
         guard parser.index < parser.bytes.count, parser.bytes[parser.index] == UInt8(ascii: "{") else {
             throw parser.error("expected an object")

@@ -109,3 +109,20 @@ extension JSONValue {
         }
     }
 }
+
+extension JSONObject {
+    /// Appends the compact encoding of the members whose key passes `include`: a filtered copy's
+    /// text without making the copy.
+    public func write(into bytes: inout [UInt8], including include: (String) -> Bool) {
+        bytes.append(UInt8(ascii: "{"))
+        var first = true
+        for (key, value) in self where include(key) {
+            if !first { bytes.append(UInt8(ascii: ",")) }
+            first = false
+            JSONValue.writeString(key, into: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+            value.write(into: &bytes)
+        }
+        bytes.append(UInt8(ascii: "}"))
+    }
+}

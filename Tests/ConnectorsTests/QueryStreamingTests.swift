@@ -1,6 +1,7 @@
 import Connectors
 import Foundation
 import JSON
+import SOQL
 import Testing
 
 /// `query` / `queryAll` streaming across pages, child subquery pages, `count`, and query errors.
@@ -35,6 +36,43 @@ import Testing
             #expect(records.allSatisfy { $0["attributes"]?["type"] == "Account" })
             // 200 + 200 + 50.
             #expect((await client.usage().byKind["query"] ?? 0) - before == 3)
+        }
+    }
+
+    /// Pages are fetched ahead of the consumer (the next request leaves before a page is parsed),
+    /// yet a failure reaches the consumer only after every page fetched before it.
+    @Test func aFailingPageComesAfterThePagesBeforeIt() async throws {
+        try await withClient { org, client in
+            try await createAccounts(client, count: 450, prefix: "Ahead")
+            _ = try await client.count("SELECT COUNT() FROM Account")
+            let used = try #require(await client.usage().dailyUsage?.used)
+            // Pages 1 and 2 are answered; page 3 is refused.
+            try await org.setFaults(["dailyRequestLimit": .integer(Int64(used + 2))])
+            var pages: [Int] = []
+            let error = await caught {
+                for try await page in client.queryPages(try SOQL.parseQuery("SELECT Id FROM Account WHERE Name LIKE 'Ahead-%'"), batchSize: 200) {
+                    pages.append(page.records.count)
+                }
+            }
+            #expect(pages == [200, 200])
+            if case .requestLimitExceeded? = error as? OrgClientError {} else {
+                Issue.record("expected requestLimitExceeded, got \(String(describing: error))")
+            }
+        }
+    }
+
+    /// A consumer that stops after the first page leaves at most one page fetched ahead.
+    @Test func stoppingEarlyFetchesAtMostOnePageAhead() async throws {
+        try await withClient { org, client in
+            try await createAccounts(client, count: 1000, prefix: "Stop")
+            let before = try await org.received("query")
+            for try await page in client.queryPages(try SOQL.parseQuery("SELECT Id FROM Account WHERE Name LIKE 'Stop-%'"), batchSize: 200) {
+                #expect(page.records.count == 200)
+                break
+            }
+            _ = try await client.count("SELECT COUNT() FROM Account")
+            // The first page, at most the one ahead of it, and the count.
+            #expect(try await org.received("query") - before <= 3)
         }
     }
 

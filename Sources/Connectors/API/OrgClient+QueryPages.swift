@@ -13,75 +13,83 @@ public struct QueryPage: Sendable {
     }
 }
 
-/// The pages of a query. While the consumer works on one page the next is already being fetched
-/// (one page ahead, never more), so the org and the consumer work at the same time and memory
-/// holds at most two pages.
+/// The pages of a query, fetched in a pipeline: while the consumer works on one page, the next
+/// is parsed and the one after it downloaded (its request leaves as soon as the previous page's
+/// bytes are in — the `nextRecordsUrl` read without parsing the records). So the org, the parser
+/// and the consumer work at the same time, and memory holds at most three pages. Nothing starts
+/// before the sequence is iterated; an iterator dropped early cancels what is under way.
 public struct QueryPages: AsyncSequence, Sendable {
     public typealias Element = QueryPage
 
     let client: any OrgClient
     let first: OrgRequest
 
-    /// A fetched page and the request for the one after it.
-    struct Fetched: Sendable {
-        var page: QueryPage
+    /// A page's answer, not yet parsed, and the request for the page after it.
+    struct Downloaded: Sendable {
+        var response: OrgResponse
         var next: OrgRequest?
     }
 
-    static func fetch(_ request: OrgRequest, client: any OrgClient) async throws -> Fetched {
-        let page = try await client.send(request).json()
+    static func download(_ request: OrgRequest, client: any OrgClient) async throws -> Downloaded {
+        let response = try await client.send(request)
+        let header: JSONObject
+        do {
+            header = try JSONParser.parseObject(response.body, keeping: ["done", "nextRecordsUrl"])
+        } catch {
+            throw OrgClientError.invalidResponse("the org answered HTTP \(response.status) with a query page that is not a JSON object (\(error))")
+        }
+        var next: OrgRequest?
+        if header["done"] == false, let url = header["nextRecordsUrl"]?.stringValue {
+            next = OrgRequest(method: "GET", path: url, headers: request.headers, kind: "query")
+        }
+        return Downloaded(response: response, next: next)
+    }
+
+    static func page(from response: OrgResponse, client: any OrgClient) async throws -> QueryPage {
+        let page = try response.json()
         var records: [JSONObject] = []
         for record in page["records"]?.arrayValue ?? [] {
             guard let object = record.objectValue else { continue }
             records.append(try await client.completingChildren(of: object))
         }
-        var next: OrgRequest?
-        if page["done"] == false, let url = page["nextRecordsUrl"]?.stringValue {
-            next = OrgRequest(method: "GET", path: url, headers: request.headers, kind: "query")
-        }
-        return Fetched(page: QueryPage(totalSize: Int(page["totalSize"]?.integerValue ?? 0), records: records), next: next)
+        return QueryPage(totalSize: Int(page["totalSize"]?.integerValue ?? 0), records: records)
     }
 
-    /// The fetch under way; cancelled when the iterator goes (a consumer that stopped early).
-    final class Ahead: Sendable {
-        let task: Task<Fetched, any Error>
-
-        init(_ request: OrgRequest, client: any OrgClient) {
-            task = Task { try await QueryPages.fetch(request, client: client) }
-        }
-
-        deinit {
-            task.cancel()
+    /// Downloads page after page — each download starting as soon as the previous page's bytes
+    /// are in — parses each beside the next one's download, and hands it over when the consumer
+    /// asks for it (not sooner: back-pressure).
+    static func produce(from first: OrgRequest, client: any OrgClient, yield: @Sendable (QueryPage) async throws -> Void) async throws {
+        var downloaded = try await download(first, client: client)
+        while true {
+            let following = downloaded.next.map { request in Task { try await download(request, client: client) } }
+            do {
+                try await yield(try await page(from: downloaded.response, client: client))
+            } catch {
+                following?.cancel()
+                throw error
+            }
+            guard let following else { return }
+            downloaded = try await withTaskCancellationHandler {
+                try await following.value
+            } onCancel: {
+                following.cancel()
+            }
         }
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {
-        let client: any OrgClient
-        var next: OrgRequest?
-        var ahead: Ahead?
+        var base: ProducedSequence<QueryPage>.AsyncIterator
 
         public mutating func next() async throws -> QueryPage? {
-            let fetched: Fetched
-            if let ahead {
-                self.ahead = nil
-                fetched = try await withTaskCancellationHandler {
-                    try await ahead.task.value
-                } onCancel: {
-                    ahead.task.cancel()
-                }
-            } else if let request = next {
-                fetched = try await QueryPages.fetch(request, client: client)
-            } else {
-                return nil
-            }
-            next = nil
-            if let following = fetched.next { ahead = Ahead(following, client: client) }
-            return fetched.page
+            try await base.next()
         }
     }
 
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(client: client, next: first)
+        let client = client, first = first
+        return AsyncIterator(base: ProducedSequence { yield in
+            try await QueryPages.produce(from: first, client: client, yield: yield)
+        }.makeAsyncIterator())
     }
 }
 

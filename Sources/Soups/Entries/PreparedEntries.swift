@@ -9,6 +9,8 @@ public struct PreparedEntries: Sendable {
     public let soupName: String
     let table: SoupTable
     let entries: [PreparedEntry]
+    /// Whether each entry's data fields are to be recorded as what the org confirmed.
+    let confirming: Bool
 
     /// The number of entries.
     public var count: Int { entries.count }
@@ -23,26 +25,31 @@ struct PreparedEntry: Sendable {
     var indexValues: [DatabaseValue]
     var local: Bool
     var syncId: Int64?
+    /// The JSON of the entry's data fields, when it is to be recorded as what the org confirmed.
+    var confirmed: [UInt8]?
 
-    init(_ input: JSONObject, table: SoupTable) {
+    init(_ input: JSONObject, table: SoupTable, confirming: Bool = false) {
         var entry = input
         entry.normalizeSyncFlags()
         self.entry = entry
-        var body = entry
-        body[SyncField.soupEntryId] = nil
-        body[SyncField.soupLastModifiedDate] = nil
         var bytes: [UInt8] = []
         bytes.reserveCapacity(256)
-        JSONValue.object(body).write(into: &bytes)
+        entry.write(into: &bytes) { $0 != SyncField.soupEntryId && $0 != SyncField.soupLastModifiedDate }
         json = bytes
         let wrapped = JSONValue.object(entry)
         indexValues = zip(table.spec.indexes, table.columns).compactMap { index, column in
             guard column != nil else { return nil }
-            let value = index.path.contains(".") ? wrapped.value(atPath: index.path) : entry[index.path]
+            let value = index.path.utf8.contains(UInt8(ascii: ".")) ? wrapped.value(atPath: index.path) : entry[index.path]
             return SoupTable.columnValue(value, type: index.type)
         }
         local = entry.isDirty
         syncId = entry[SyncField.syncId]?.integerValue
+        if confirming {
+            var data: [UInt8] = []
+            data.reserveCapacity(bytes.count)
+            entry.write(into: &data, including: JSONObject.isDataField)
+            confirmed = data
+        }
     }
 
     /// The entry as stored: with its `_soupEntryId` and `_soupLastModifiedDate`.

@@ -10,10 +10,22 @@ extension SoupStore {
     }
 
     static func setConfirmed(_ values: [Int64: JSONObject], in soupName: String, _ db: Database) throws {
+        var bytes: [UInt8] = []
+        try setConfirmed(values.lazy.map { id, object in
+            bytes.removeAll(keepingCapacity: true)
+            object.write(into: &bytes, including: JSONObject.isDataField)
+            return (id, bytes)
+        }, in: soupName, db)
+    }
+
+    /// Records confirmed values already encoded (the JSON text of their data fields) by entry id.
+    static func setConfirmed(_ encoded: some Sequence<(Int64, [UInt8])>, in soupName: String, _ db: Database) throws {
         let table = try SoupTable.load(db, soupName: soupName)
-        let statement = try db.cachedStatement(sql: "UPDATE \(table.tableName) SET _confirmed = ? WHERE id = ?")
-        for (id, object) in values {
-            try statement.execute(arguments: [JSONValue.object(object).jsonString, id])
+        let statement = try RawStatement(db, sql: "UPDATE \(table.tableName) SET _confirmed = ? WHERE id = ?")
+        for (id, json) in encoded {
+            statement.bind(text: json, at: 1)
+            statement.bind(id, at: 2)
+            try statement.execute()
         }
     }
 
@@ -38,9 +50,12 @@ extension JSONObject {
     /// sync fields — what is compared to decide whether a record changed.
     public var dataFields: JSONObject {
         var data = JSONObject()
-        for (key, value) in self where key != "attributes" && !key.hasPrefix("_soup") && !(key.hasPrefix("__") && key.hasSuffix("__")) {
-            data[key] = value
-        }
+        for (key, value) in self where Self.isDataField(key) { data[key] = value }
         return data
+    }
+
+    /// Whether a member is record data: not `attributes`, a `_soup…` field or a `__…__` sync field.
+    public static func isDataField(_ key: String) -> Bool {
+        key != "attributes" && !key.hasPrefix("_soup") && !(key.hasPrefix("__") && key.hasSuffix("__"))
     }
 }

@@ -19,9 +19,15 @@ extension SoupStore {
     /// Computes the JSON text and index values of entries for `soupName`, on both cores, outside
     /// any transaction. A bulk load prepares its next batch while the previous one is written.
     public func prepare(_ entries: [JSONObject], for soupName: String) async throws -> PreparedEntries {
+        try await prepare(entries, for: soupName, confirming: false)
+    }
+
+    /// ``prepare(_:for:)``, with the JSON of each entry's data fields when `confirming` (written as
+    /// what the org confirmed, see ``setConfirmed(_:in:)``).
+    func prepare(_ entries: [JSONObject], for soupName: String, confirming: Bool) async throws -> PreparedEntries {
         let table = try await pool.read { db in try SoupTable.load(db, soupName: soupName) }
-        let prepared = try await entries.concurrentMap { PreparedEntry($0, table: table) }
-        return PreparedEntries(soupName: soupName, table: table, entries: prepared)
+        let prepared = try await entries.concurrentMap { PreparedEntry($0, table: table, confirming: confirming) }
+        return PreparedEntries(soupName: soupName, table: table, entries: prepared, confirming: confirming)
     }
 
     /// Writes prepared entries in one transaction, as ``upsert(_:into:externalIdPath:)`` does (they
@@ -44,15 +50,6 @@ extension SoupStore {
         return pending
     }
 
-    func upsert(
-        _ entries: [JSONObject], into soupName: String, externalIdPath: String, _ db: Database
-    ) throws -> [JSONObject] {
-        let table = try SoupTable.load(db, soupName: soupName)
-        let prepared = PreparedEntries(soupName: soupName, table: table, entries: entries.map { PreparedEntry($0, table: table) })
-        let (written, ids, modified) = try write(prepared, externalIdPath: externalIdPath, db)
-        return Array(StoredEntries(prepared: written, ids: ids, lastModified: modified))
-    }
-
     /// Writes prepared entries (preparing them again if the soup's indexes changed meanwhile);
     /// returns the entries as written, their `_soupEntryId`s and the `_soupLastModifiedDate` they
     /// were given.
@@ -64,7 +61,7 @@ extension SoupStore {
             throw SoupStoreError.notIndexed(soup: prepared.soupName, path: externalIdPath)
         }
         let entries = table.spec == prepared.table.spec
-            ? prepared.entries : prepared.entries.map { PreparedEntry($0.entry, table: table) }
+            ? prepared.entries : prepared.entries.map { PreparedEntry($0.entry, table: table, confirming: prepared.confirming) }
         let writer = try EntryWriter(table: table, filters: valueFilters(for: table), db: db)
         var ids: [Int64] = []
         ids.reserveCapacity(entries.count)
@@ -72,6 +69,9 @@ extension SoupStore {
             ids.append(try writer.write(entry, externalIdPath: externalIdPath))
         }
         try writer.finish()
+        if prepared.confirming {
+            try Self.setConfirmed(zip(ids, entries).lazy.compactMap { id, entry in entry.confirmed.map { (id, $0) } }, in: prepared.soupName, db)
+        }
         return (entries, ids, writer.now)
     }
 }

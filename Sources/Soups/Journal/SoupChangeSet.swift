@@ -32,13 +32,15 @@ extension SoupStore {
     /// Applies a change set atomically: all of it, or (on error) none of it.
     public func apply(_ changes: SoupChangeSet) async throws {
         guard !changes.isEmpty else { return }
-        try await pool.write { db in
-            for (soup, entries) in changes.saves.sorted(by: { $0.key < $1.key }) {
-                let stored = try self.upsert(entries, into: soup, externalIdPath: SyncField.soupEntryId, db)
-                if changes.confirmEverySave.contains(soup) {
-                    try Self.setConfirmed(Dictionary(stored.compactMap { entry in entry.soupEntryId.map { ($0, entry.dataFields) } },
-                                                     uniquingKeysWith: { $1 }), in: soup, db)
-                }
+        // Entries are made ready to write (JSON text, index and confirmed values) on every core
+        // before the transaction, so the store's single writer spends its time in SQLite only.
+        var prepared: [PreparedEntries] = []
+        for (soup, entries) in changes.saves.sorted(by: { $0.key < $1.key }) {
+            prepared.append(try await prepare(entries, for: soup, confirming: changes.confirmEverySave.contains(soup)))
+        }
+        try await pool.write { [prepared] db in
+            for entries in prepared {
+                _ = try self.write(entries, externalIdPath: SyncField.soupEntryId, db)
             }
             for (soup, values) in changes.confirmed.sorted(by: { $0.key < $1.key }) {
                 try Self.setConfirmed(values, in: soup, db)

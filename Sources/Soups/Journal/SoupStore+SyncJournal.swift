@@ -6,17 +6,28 @@ extension SoupStore {
     @discardableResult
     public func appendToJournal(_ entries: [SyncJournalEntry]) async throws -> [SyncJournalEntry] {
         try await pool.write { db in
-            let statement = try db.cachedStatement(sql: """
+            let statement = try RawStatement(db, sql: """
                 INSERT INTO sync_journal (syncName, soupName, entryId, operation, objectType, recordId, payload, sentAt,
                                           serverSentAt, settledBy, linkField, linkSoup, linkEntryId, bulkJobId)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
+            var payload: [UInt8] = []
             return try entries.map { entry in
-                try statement.execute(arguments: [
-                    entry.syncName, entry.soupName, entry.entryId, entry.operation.rawValue, entry.objectType, entry.recordId,
-                    JSONValue.object(entry.payload).jsonString, entry.sentAt, entry.serverSentAt, entry.settledBy,
-                    entry.link?.field, entry.link?.soupName, entry.link?.entryId, entry.bulkJobId,
-                ])
+                payload.removeAll(keepingCapacity: true)
+                JSONValue.object(entry.payload).write(into: &payload)
+                let columns: [DatabaseValue] = [
+                    entry.syncName.databaseValue, entry.soupName.databaseValue, entry.entryId.databaseValue,
+                    entry.operation.rawValue.databaseValue, entry.objectType.databaseValue, entry.recordId.databaseValue,
+                ]
+                for (offset, value) in columns.enumerated() { statement.bind(value, at: Int32(offset + 1)) }
+                statement.bind(text: payload, at: 7)
+                let rest: [DatabaseValue] = [
+                    entry.sentAt.databaseValue, entry.serverSentAt.databaseValue, entry.settledBy.databaseValue,
+                    entry.link?.field.databaseValue ?? .null, entry.link?.soupName.databaseValue ?? .null,
+                    entry.link?.entryId.databaseValue ?? .null, entry.bulkJobId.databaseValue,
+                ]
+                for (offset, value) in rest.enumerated() { statement.bind(value, at: Int32(offset + 8)) }
+                try statement.execute()
                 var stored = entry
                 stored.id = db.lastInsertedRowID
                 return stored

@@ -165,26 +165,29 @@ extension SoupStore {
            !values.contains(where: { filter.mightContain(Self.comparable($0, path: path, type: filter.type)) }) {
             return [:]
         }
-        return try await pool.read { db in
+        // The rows are read on a reader; their JSON is parsed after, on every core.
+        let (rows, byKey) = try await pool.read { db in
             let table = try SoupTable.load(db, soupName: soupName)
-            var found: [JSONValue: [JSONObject]] = [:]
             let keys = values.map { Self.comparable($0, path: path, table: table) }
             let filter = self.valueFilter(for: soupName, path: path).flatMap { $0.matches(table, path: path) ? $0 : nil }
             var byKey: [DatabaseValue: [JSONValue]] = [:]
             for (key, value) in zip(keys, values) where filter?.mightContain(key) ?? true && !(byKey[key]?.contains(value) ?? false) {
                 byKey[key, default: []].append(value)
             }
+            var rows: [(key: DatabaseValue, soup: String)] = []
             for chunk in Array(byKey.keys).chunked(into: 500) {
-                let rows = try Row.fetchAll(
-                    db, sql: "SELECT \(table.expression(forPath: path)) AS k, soup FROM \(table.tableName) WHERE \(table.expression(forPath: path)) IN (\(chunk.map { _ in "?" }.joined(separator: ",")))",
-                    arguments: StatementArguments(Array(chunk)))
-                for row in rows {
-                    let key = row["k"] as DatabaseValue
-                    let entry = try Self.decodeEntry(row["soup"])
-                    for value in byKey[key] ?? [] { found[value, default: []].append(entry) }
-                }
+                let statement = try db.cachedStatement(
+                    sql: "SELECT \(table.expression(forPath: path)) AS k, soup FROM \(table.tableName) WHERE \(table.expression(forPath: path)) IN (\(chunk.map { _ in "?" }.joined(separator: ",")))")
+                let cursor = try Row.fetchCursor(statement, arguments: StatementArguments(Array(chunk)))
+                while let row = try cursor.next() { rows.append((row[0], row[1])) }
             }
-            return found
+            return (rows, byKey)
         }
+        let entries = try await rows.concurrentMap { try Self.decodeEntry($0.soup) }
+        var found: [JSONValue: [JSONObject]] = [:]
+        for (row, entry) in zip(rows, entries) {
+            for value in byKey[row.key] ?? [] { found[value, default: []].append(entry) }
+        }
+        return found
     }
 }
