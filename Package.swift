@@ -31,7 +31,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates", exact: "1.21.1"),
     ],
     targets: [
-        .executableTarget(name: "pipeline", dependencies: ["PipelineCLI"]),
+        .executableTarget(name: "pipeline", dependencies: ["PipelineCLI", "CMalloc"]),
+        .systemLibrary(name: "CMalloc"),
         .target(
             name: "PipelineCLI",
             dependencies: [

@@ -54,7 +54,9 @@ def main():
     parser.add_argument("--pipeline", default=".build/release/pipeline")
     parser.add_argument("--records", type=int, default=200_000)
     parser.add_argument("--perf", help="record one stage's run with `perf record -g` into this file")
-    parser.add_argument("--perf-stage", choices=["up", "down"], default="up", help="the stage --perf records (default: up)")
+    parser.add_argument("--heaptrack", help="record one stage's run with `heaptrack` into this file (without its .zst)")
+    parser.add_argument("--perf-stage", choices=["up", "down"], default="up",
+                        help="the stage --perf or --heaptrack records (default: up)")
     args = parser.parse_args()
 
     with running_emulator(args.pipeline, "bench-scale-") as (emulator, fields, folder):
@@ -92,7 +94,11 @@ def main():
 
         cpu0 = cpu_seconds(emulator.pid)
         def profile(stage):
-            return ["perf", "record", "-g", "-o", args.perf, "--"] if args.perf and args.perf_stage == stage else []
+            if args.perf_stage != stage:
+                return []
+            if args.perf:
+                return ["perf", "record", "-g", "-o", args.perf, "--"]
+            return ["heaptrack", "-o", args.heaptrack] if args.heaptrack else []
         out, up_wall, up_cpu, up_rss = run_measured(profile("up") + base + ["--only", "up"])
         org_cpu = cpu_seconds(emulator.pid) - cpu0
         report = json.load(open(os.path.join(out.strip().splitlines()[-1], "report.json")))

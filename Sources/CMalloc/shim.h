@@ -1,0 +1,2 @@
+// glibc's allocator tuning (`mallopt`), which the Glibc Swift module does not export.
+#include <malloc.h>
