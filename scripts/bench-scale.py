@@ -8,6 +8,7 @@ emulator (`pipeline emulator`) runs apart and its CPU is read from /proc.
     scripts/bench-scale.py --pipeline .build/release/pipeline --records 200000
 """
 import argparse
+import csv
 import json
 import os
 import selectors
@@ -49,6 +50,38 @@ def run_measured(command):
     return out.decode(), wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
+def bare_insert(csv_path, db_path):
+    """The bare reference for staging: the same CSV parsed, the same JSON built, and inserted into
+    SQLite with the soup's three indexed columns — no soup store, no sync fields beyond the flags."""
+    import sqlite3
+    start = time.monotonic()
+    cpu0 = time.process_time()
+    db = sqlite3.connect(db_path)
+    db.execute("PRAGMA journal_mode = WAL")
+    db.execute("PRAGMA synchronous = NORMAL")
+    db.execute("CREATE TABLE soup (id INTEGER PRIMARY KEY, soup TEXT, created INTEGER, lastModified INTEGER, "
+               "c_id TEXT, c_name TEXT, c_local TEXT)")
+    for column in ("c_id", "c_name", "c_local"):
+        db.execute(f"CREATE INDEX soup_{column} ON soup ({column})")
+    now = int(time.time() * 1000)
+
+    def rows():
+        with open(csv_path, newline="") as f:
+            reader = csv.reader(f)
+            header = next(reader)
+            for row in reader:
+                record = {"attributes": {"type": "Account"}}
+                record.update(zip(header, row))
+                record.update({"__local__": False, "__locally_created__": False, "__locally_updated__": False,
+                               "__locally_deleted__": False})
+                yield (json.dumps(record, separators=(",", ":")), now, now, None, record["Name"], "false")
+
+    db.executemany("INSERT INTO soup (soup, created, lastModified, c_id, c_name, c_local) VALUES (?, ?, ?, ?, ?, ?)", rows())
+    db.commit()
+    db.close()
+    return time.monotonic() - start, time.process_time() - cpu0
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--pipeline", default=".build/release/pipeline")
@@ -87,8 +120,11 @@ def main():
             json.dump(pipeline, f)
         base = [args.pipeline, "run", path, "--quiet", "--var", f"TOKEN={token}"]
 
+        bare_wall, bare_cpu = bare_insert(os.path.join(folder, "accounts.csv"), os.path.join(folder, "bare.sqlite"))
         _, stage_wall, stage_cpu, stage_rss = run_measured(base + ["--only", "read", "--only", "stage"])
-        print(f"staging: {args.records:,} rows CSV → soup: {stage_wall:.1f} s wall, {stage_cpu:.1f} s CPU, peak {stage_rss:.0f} MB")
+        print(f"staging: {args.records:,} rows CSV → soup: {stage_wall:.1f} s wall, {stage_cpu:.1f} s CPU, peak {stage_rss:.0f} MB; "
+              f"bare CSV → JSON → SQLite (Python): {bare_wall:.1f} s wall, {bare_cpu:.1f} s CPU — staging at "
+              f"{bare_wall / stage_wall:.2f}× the bare rate")
         _, mark_wall, mark_cpu, _ = run_measured(base + ["--only", "mark"])
         print(f"markDirty: {mark_wall:.1f} s wall, {mark_cpu:.1f} s CPU")
 
