@@ -79,7 +79,7 @@ def run_pipeline(binary, folder, fields):
     path = os.path.join(folder, "bench.json")
     with open(path, "w") as file:
         json.dump(pipeline, file)
-    result = subprocess.run([binary, "run", path, "--quiet"], capture_output=True, text=True,
+    result = subprocess.run([binary, "run", path] + (["--log-format", "json"] if os.environ.get("BENCH_LOG") else ["--quiet"]), capture_output=True, text=True,
                             env=dict(os.environ, BENCH_TOKEN=fields["access_token"]))
     if result.returncode != 0:
         raise SystemExit("pipeline run failed: " + result.stdout[-2000:] + result.stderr[-2000:])

@@ -66,14 +66,15 @@ extension SoupStore {
     /// Entries in `_soupEntryId` order, a page of `limit` after `afterId`; `syncId` narrows to the
     /// entries a given sync wrote.
     public func entries(in soupName: String, afterId: Int64 = 0, limit: Int = 1000, syncId: Int64? = nil) async throws -> [JSONObject] {
-        try await pool.read { db in
+        let texts = try await pool.read { db in
             let table = try SoupTable.load(db, soupName: soupName)
             let filter = syncId == nil ? "" : "AND _syncId = \(syncId!)"
             return try String.fetchAll(
                 db, sql: "SELECT soup FROM \(table.tableName) WHERE id > ? \(filter) ORDER BY id LIMIT ?",
-                arguments: [afterId, limit]
-            ).map(Self.decodeEntry)
+                arguments: [afterId, limit])
         }
+        // Parsed after the read, on every core.
+        return try await texts.concurrentMap(Self.decodeEntry)
     }
 
     /// Entry counts of a soup: all, dirty, and failed (dirty with a `__last_error__`).

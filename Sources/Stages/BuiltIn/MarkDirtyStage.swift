@@ -38,8 +38,10 @@ public struct MarkDirtyStage: Stage {
         var result = StageResult()
         let evaluator = SOQLEvaluator(nowMilliseconds: Timestamp.milliseconds(.now))
         var afterId: Int64 = 0
+        // One page's write runs on the store's writer while the next page is read and flagged.
+        var writing: PendingUpsert?
         while true {
-            let page = try await context.store.entries(in: soup, afterId: afterId, limit: 1000)
+            let page = try await context.store.entries(in: soup, afterId: afterId, limit: 2000)
             guard let last = page.last?.soupEntryId else { break }
             afterId = last
             let chosen = try page.filter { entry in try condition.map { try evaluator.matches($0, record: entry) } ?? true }
@@ -78,9 +80,12 @@ public struct MarkDirtyStage: Stage {
                 changed.append(entry)
                 result.add(countKey, object: object)
             }
-            try await context.store.upsert(changed, into: soup)
+            let prepared = try await context.store.prepare(changed, for: soup)
+            _ = try await writing?.value()
+            writing = changed.isEmpty ? nil : context.store.startUpsert(prepared)
             if context.shouldStop { break }
         }
+        _ = try await writing?.value()
         return result
     }
 }
