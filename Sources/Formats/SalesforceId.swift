@@ -14,11 +14,12 @@ public enum SalesforceId {
 
     /// The 18-character id for a 15-character one (`fifteen` must have 15 characters).
     static func eighteen(_ fifteen: String) -> String {
-        let characters = Array(fifteen)
+        let bytes = Array(fifteen.utf8)
         var suffix = ""
         for chunk in 0..<3 {
             var bits = 0
-            for position in 0..<5 where characters[chunk * 5 + position].isUppercase && characters[chunk * 5 + position].isASCII {
+            // An ASCII capital letter sets its bit (as bytes: an id of 15 characters is ASCII).
+            for position in 0..<5 where (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(bytes[chunk * 5 + position]) {
                 bits |= 1 << position
             }
             suffix.append(checksumAlphabet[bits])

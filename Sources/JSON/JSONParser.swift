@@ -44,12 +44,26 @@ public struct JSONParser {
 
     /// ``parseObject(_:keeping:)`` on UTF-8 bytes.
     public static func parseObject<Bytes: Collection<UInt8>>(_ bytes: Bytes, keeping keys: Set<String>) throws(JSONSyntaxError) -> JSONObject {
+        try parseObject(bytes, keeping: MemberNames(keys))
+    }
+
+    /// Member names made ready once for ``parseObject(_:keeping:)-(_,MemberNames)`` over many documents.
+    public struct MemberNames: Sendable {
+        let utf8: [[UInt8]]
+
+        public init(_ names: some Sequence<String>) {
+            utf8 = names.map { Array($0.utf8) }
+        }
+    }
+
+    /// ``parseObject(_:keeping:)`` on UTF-8 bytes, with the names made ready beforehand.
+    public static func parseObject<Bytes: Collection<UInt8>>(_ bytes: Bytes, keeping names: MemberNames) throws(JSONSyntaxError) -> JSONObject {
         var parser = Parser(bytes: Array(bytes))
         parser.skipWhitespace()
         guard parser.index < parser.bytes.count, parser.bytes[parser.index] == UInt8(ascii: "{") else {
             throw parser.error("expected an object")
         }
-        return try parser.parseObject(depth: 1, keeping: keys.map { Array($0.utf8) })
+        return try parser.parseObject(depth: 1, keeping: names.utf8)
     }
 }
 

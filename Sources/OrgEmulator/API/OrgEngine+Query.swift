@@ -202,14 +202,18 @@ extension OrgEngine {
                 children[id, default: []].append((subquery.name, try page(&cursor)))
             }
         }
-        var cache: [String: StoredRecord?] = [:]
-        for record in records {
-            let view: JSONObject
-            do {
-                view = try read { db in try attachParents(to: record, object: plan.object, chains: Self.relationshipChains(plan), db: db, cache: &cache) }
-            } catch {
-                throw APIError(500, "UNKNOWN_EXCEPTION", "\(error)")
+        // Every record's parents in one read (a read per record cost a transaction each).
+        let chains = Self.relationshipChains(plan)
+        let views: [JSONObject]
+        do {
+            views = try read { db in
+                var cache: [String: StoredRecord?] = [:]
+                return try records.map { record in try attachParents(to: record, object: plan.object, chains: chains, db: db, cache: &cache) }
             }
+        } catch {
+            throw APIError(500, "UNKNOWN_EXCEPTION", "\(error)")
+        }
+        for (record, view) in zip(records, views) {
             var output = JSONObject()
             output["attributes"] = ["type": .string(plan.object.name), "url": .string("/services/data/v\(version)/sobjects/\(plan.object.name)/\(record.id)")]
             // Picklist labels are their values in the emulator, so `toLabel(F)` reads F.
@@ -297,6 +301,7 @@ extension OrgEngine {
                        cache: inout [String: StoredRecord?]) throws -> JSONObject {
         var view = record.fields
         view["attributes"] = ["type": .string(object.name), "url": .string("/services/data/v\(OrgEmulator.apiVersions.last!)/sobjects/\(object.name)/\(record.id)")]
+        if chains.isEmpty { return view }
         let groups = Dictionary(grouping: chains.filter { !$0.isEmpty }) { $0[0].lowercased() }
         for (_, group) in groups {
             guard let reference = object.relationship(group[0][0]), let parentObject = reference.referenceTo.flatMap({ schema.object($0) }),

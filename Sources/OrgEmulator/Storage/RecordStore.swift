@@ -61,9 +61,10 @@ final class RecordStore: Sendable {
 
     /// A new id for an object with key prefix `prefix`.
     static func nextId(_ db: Database, prefix: String) throws -> String {
-        // Cached statements: a load runs these once per record.
-        let next = try Int64.fetchOne(db.cachedStatement(sql: "SELECT next FROM counters WHERE prefix = ?"), arguments: [prefix]) ?? 1
-        try db.cachedStatement(sql: "INSERT OR REPLACE INTO counters (prefix, next) VALUES (?, ?)").execute(arguments: [prefix, next + 1])
+        // One cached statement: a load runs it once per record.
+        let next = try Int64.fetchOne(db.cachedStatement(sql: """
+            INSERT INTO counters (prefix, next) VALUES (?, 2) ON CONFLICT (prefix) DO UPDATE SET next = next + 1 RETURNING next - 1
+            """), arguments: [prefix]) ?? 1
         return SalesforceId.make(prefix: prefix, counter: next)
     }
 
@@ -74,7 +75,8 @@ final class RecordStore: Sendable {
 
     /// The record with this id; with `keeping`, only those fields of it are parsed.
     static func fetch(_ db: Database, id: String, keeping: Set<String>? = nil) throws -> StoredRecord? {
-        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM records WHERE id = ?"), arguments: [id]).map { row in try decode(row, keeping: keeping) }
+        let names = keeping.map(JSONParser.MemberNames.init)
+        return try Row.fetchOne(db.cachedStatement(sql: "SELECT \(columns) FROM records WHERE id = ?"), arguments: [id]).map { row in try decode(row, keeping: names) }
     }
 
     /// The SQL of a record's `field` value compared without case, as lookups and their indexes
@@ -112,12 +114,13 @@ final class RecordStore: Sendable {
     /// with `keeping`, only those fields of each are parsed.
     static func fetch(_ db: Database, ids: [String], keeping: Set<String>? = nil) throws -> [StoredRecord] {
         var found: [String: StoredRecord] = [:]
+        let names = keeping.map(JSONParser.MemberNames.init)
         for start in stride(from: 0, to: ids.count, by: 500) {
             let chunk = Array(ids[start..<min(start + 500, ids.count)])
-            let rows = try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM records WHERE id IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ",")))"),
-                                        arguments: StatementArguments(chunk))
-            for row in rows {
-                let record = try decode(row, keeping: keeping)
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT \(columns) FROM records WHERE id IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ",")))"),
+                                           arguments: StatementArguments(chunk))
+            while let row = try rows.next() {
+                let record = try decode(row, keeping: names)
                 found[record.id] = record
             }
         }
@@ -127,25 +130,29 @@ final class RecordStore: Sendable {
     /// Every record of a type, in id order; deleted ones only when `includeDeleted`. With
     /// `keeping`, only those fields of each record are parsed.
     static func fetchAll(_ db: Database, type: String, includeDeleted: Bool, keeping: Set<String>? = nil) throws -> [StoredRecord] {
-        try Row.fetchAll(
-            db, sql: "SELECT * FROM records WHERE type = ? \(includeDeleted ? "" : "AND isDeleted = 0") ORDER BY id",
-            arguments: [type]
-        ).map { row in try decode(row, keeping: keeping) }
+        let names = keeping.map(JSONParser.MemberNames.init)
+        var records: [StoredRecord] = []
+        let rows = try Row.fetchCursor(
+            db, sql: "SELECT \(columns) FROM records WHERE type = ? \(includeDeleted ? "" : "AND isDeleted = 0") ORDER BY id",
+            arguments: [type])
+        while let row = try rows.next() { records.append(try decode(row, keeping: names)) }
+        return records
     }
 
     /// Live records of `type` whose `field` equals one of `values` (reference lookups).
     static func fetchChildren(_ db: Database, type: String, field: String, parentIds: [String], keeping: Set<String>? = nil) throws -> [StoredRecord] {
         guard !parentIds.isEmpty else { return [] }
         var records: [StoredRecord] = []
+        let names = keeping.map(JSONParser.MemberNames.init)
         for start in stride(from: 0, to: parentIds.count, by: 500) {
             let chunk = Array(parentIds[start..<min(start + 500, parentIds.count)])
             records += try Row.fetchAll(
                 db, sql: """
-                    SELECT * FROM records WHERE type = ? AND isDeleted = 0
+                    SELECT \(columns) FROM records WHERE type = ? AND isDeleted = 0
                     AND json_extract(data, ?) IN (\(chunk.map { _ in "?" }.joined(separator: ",")))
                     ORDER BY id
                     """, arguments: StatementArguments([type, "$.\(field)"] + chunk)
-            ).map { row in try decode(row, keeping: keeping) }
+            ).map { row in try decode(row, keeping: names) }
         }
         return records
     }
@@ -159,9 +166,12 @@ final class RecordStore: Sendable {
         return counts
     }
 
-    private static func decode(_ row: Row, keeping: Set<String>?) throws -> StoredRecord {
-        let data: String = row["data"]
-        let fields = try keeping.map { try JSONParser.parseObject(data, keeping: $0) } ?? JSONParser.parse(data).objectValue ?? JSONObject()
-        return StoredRecord(id: row["id"], type: row["type"], fields: fields, isDeleted: row["isDeleted"], systemModstamp: row["systemModstamp"])
+    /// The columns every read selects, in the order ``decode(_:keeping:)`` reads them.
+    private static let columns = "id, type, data, isDeleted, systemModstamp"
+
+    private static func decode(_ row: Row, keeping: JSONParser.MemberNames?) throws -> StoredRecord {
+        let data: String = row[2]
+        let fields = try keeping.map { try JSONParser.parseObject(data.utf8, keeping: $0) } ?? JSONParser.parse(data).objectValue ?? JSONObject()
+        return StoredRecord(id: row[0], type: row[1], fields: fields, isDeleted: row[3], systemModstamp: row[4])
     }
 }
