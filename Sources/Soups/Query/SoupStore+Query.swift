@@ -160,11 +160,34 @@ extension SoupStore {
     /// The entries whose `path` equals one of `values` (compared as the path's index stores them),
     /// grouped by that value — one query per 500 values, for matching a batch of records at once.
     public func entries(in soupName: String, where path: String, in values: [JSONValue]) async throws -> [JSONValue: [JSONObject]] {
+        try await entries(in: soupName, where: path, in: values) { _, _ in true }
+    }
+
+    /// ``entries(in:where:in:)`` for a sync down about to store over them: an entry the sync may
+    /// find unchanged — clean, and last written by sync `syncId` — comes whole; any other comes as
+    /// its `_soupEntryId`, `__local__` and `__sync_id__` only (its JSON is not even parsed), which
+    /// is all a sync down needs to overwrite it, or to leave it alone when it is dirty.
+    public func entriesToSyncOver(in soupName: String, where path: String, in values: [JSONValue], syncId: Int64)
+        async throws -> [JSONValue: [JSONObject]]
+    {
+        try await entries(in: soupName, where: path, in: values) { dirty, entrySyncId in !dirty && entrySyncId == syncId }
+    }
+
+    /// The matching entries, whole when `whole(dirty, syncId)` says so, else their sync columns.
+    private func entries(in soupName: String, where path: String, in values: [JSONValue],
+                         whole: @escaping @Sendable (_ dirty: Bool, _ syncId: Int64?) -> Bool) async throws -> [JSONValue: [JSONObject]] {
         // Values the soup certainly lacks (see `trackValues(in:path:)`) need no query; when that
         // is all of them, the store is not even read.
         if let filter = valueFilter(for: soupName, path: path),
            !values.contains(where: { filter.mightContain(Self.comparable($0, path: path, type: filter.type)) }) {
             return [:]
+        }
+        struct Match: Sendable {
+            var key: DatabaseValue
+            var id: Int64
+            var dirty: Bool
+            var syncId: Int64?
+            var soup: String?
         }
         // The rows are read on a reader; their JSON is parsed after, on every core.
         let (rows, byKey) = try await pool.read { db in
@@ -175,16 +198,27 @@ extension SoupStore {
             for (key, value) in zip(keys, values) where filter?.mightContain(key) ?? true && !(byKey[key]?.contains(value) ?? false) {
                 byKey[key, default: []].append(value)
             }
-            var rows: [(key: DatabaseValue, soup: String)] = []
+            var rows: [Match] = []
             for chunk in Array(byKey.keys).chunked(into: 500) {
-                let statement = try db.cachedStatement(
-                    sql: "SELECT \(table.expression(forPath: path)) AS k, soup FROM \(table.tableName) WHERE \(table.expression(forPath: path)) IN (\(chunk.map { _ in "?" }.joined(separator: ",")))")
+                let statement = try db.cachedStatement(sql: """
+                    SELECT \(table.expression(forPath: path)) AS k, id, _local, _syncId, soup FROM \(table.tableName)
+                    WHERE \(table.expression(forPath: path)) IN (\(chunk.map { _ in "?" }.joined(separator: ",")))
+                    """)
                 let cursor = try Row.fetchCursor(statement, arguments: StatementArguments(Array(chunk)))
-                while let row = try cursor.next() { rows.append((row[0], row[1])) }
+                while let row = try cursor.next() {
+                    var match = Match(key: row[0], id: row[1], dirty: row[2], syncId: row[3])
+                    if whole(match.dirty, match.syncId) { match.soup = row[4] }
+                    rows.append(match)
+                }
             }
             return (rows, byKey)
         }
-        let entries = try await rows.concurrentMap { try Self.decodeEntry($0.soup) }
+        let entries = try await rows.concurrentMap { match -> JSONObject in
+            if let soup = match.soup { return try Self.decodeEntry(soup) }
+            var entry: JSONObject = [SyncField.soupEntryId: .integer(match.id), SyncField.local: .bool(match.dirty)]
+            if let syncId = match.syncId { entry[SyncField.syncId] = .integer(syncId) }
+            return entry
+        }
         var found: [JSONValue: [JSONObject]] = [:]
         for (row, entry) in zip(rows, entries) {
             for value in byKey[row.key] ?? [] { found[value, default: []].append(entry) }

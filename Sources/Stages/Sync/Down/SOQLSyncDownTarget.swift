@@ -52,7 +52,7 @@ public struct SOQLSyncDownTarget: SyncDownTarget {
     public func save(_ records: [JSONObject], from query: SyncDownQuery, in context: SyncDownContext) async throws -> SyncDownPageOutcome {
         var outcome = SyncDownPageOutcome()
         let ids = records.compactMap { $0[idFieldName] }.filter { !$0.isNull }
-        let existing = try await context.store.entries(in: soupName, where: idFieldName, in: ids)
+        let existing = try await context.store.entriesToSyncOver(in: soupName, where: idFieldName, in: ids, syncId: context.syncId)
         var changes = SoupChangeSet()
         changes.confirmEverySave = [soupName]
         for record in records {
