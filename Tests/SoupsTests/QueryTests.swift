@@ -238,4 +238,32 @@ import Testing
             #expect(try await store.count(QuerySpec(soupName: "S", kind: .match(path: nil, matchKey: "word0"))) == 50)
         }
     }
+
+    /// A sync down storing over entries reads whole only those it may find unchanged: clean and
+    /// last written by the same sync; the others come as their sync columns, read from the row.
+    @Test func entriesToSyncOverAreWholeOnlyWhenTheSyncMayLeaveThemUnchanged() async throws {
+        try await withStore { (store) async throws in
+            try await store.registerSoup(soup("Accounts", ("Id", .string)))
+            try await store.upsert([
+                entry(["Id": "001A", "Name": "mine, clean", "__sync_id__": 7, "__local__": false]),
+                entry(["Id": "001B", "Name": "mine, dirty", "__sync_id__": 7, "__local__": true, "__locally_updated__": true]),
+                entry(["Id": "001C", "Name": "another sync's", "__sync_id__": 8, "__local__": false]),
+                entry(["Id": "001D", "Name": "no sync's"]),
+            ], into: "Accounts")
+            let found = try await store.entriesToSyncOver(in: "Accounts", where: "Id", in: ["001A", "001B", "001C", "001D", "001E"], syncId: 7)
+            #expect(found.count == 4)
+            let whole = try #require(found["001A"]?.first)
+            #expect(whole["Name"] == "mine, clean" && whole.soupEntryId != nil)
+            let all = try await store.entries(in: "Accounts", where: "Id", in: ["001B", "001C", "001D"])
+            for id in ["001B", "001C", "001D"] {
+                let partial = try #require(found[.string(id)]?.first)
+                let stored = try #require(all[.string(id)]?.first)
+                #expect(partial["Name"] == nil)
+                #expect(partial.soupEntryId == stored.soupEntryId)
+                #expect(partial.isDirty == stored.isDirty)
+                #expect(partial[SyncField.syncId] == stored[SyncField.syncId])
+            }
+            #expect(found["001B"]?.first?.isDirty == true)
+        }
+    }
 }

@@ -213,6 +213,28 @@ import Testing
         #expect(after.first { $0["Name"] == "Acme" }?[SyncField.local] == false)
     }
 
+    /// Several pages (2,000 entries each, one written while the next is read): every chosen entry
+    /// flagged once, the others left alone, and a second run finds nothing more to flag.
+    @Test func markDirtyAcrossPages() async throws {
+        let directory = try makeTemporaryDirectory()
+        try write("Name,Industry\n" + (0..<4500).map { "Account \($0),\($0 % 3 == 0 ? "Tech" : "Energy")\n" }.joined(),
+                  to: "accounts.csv", in: directory)
+        let stages = """
+            [ { "id": "csv", "type": "extract.csv", "file": "accounts.csv", "sobjectType": "Account" },
+              { "id": "stage", "type": "stage", "from": "csv", "soup": "AccountSoup", "matchOn": "Name" },
+              { "id": "mark", "type": "markDirty", "after": ["stage"], "soup": "AccountSoup", "where": "Industry = 'Tech'", "as": "created" } ]
+            """
+        let (outcome, store) = try await run(directory, stages)
+        #expect(outcome.exitCode == 0)
+        #expect(outcome.report.stages[2].counts == ["read": 1500, "created": 1500, "updated": 0, "deleted": 0, "unchanged": 0])
+        let dirty = try await store.dirtyEntries(in: "AccountSoup", limit: 5000)
+        #expect(dirty.count == 1500)
+        #expect(dirty.allSatisfy { $0["Industry"] == "Tech" && $0[SyncField.locallyCreated] == true })
+        let (again, _) = try await run(directory, stages)
+        #expect(again.report.stages[2].counts["created"] == 0)
+        #expect(again.report.stages[2].counts["unchanged"] == 1500)
+    }
+
     @Test func settingsAreCheckedAgainstTheSoups() throws {
         let directory = try makeTemporaryDirectory()
         let errors = loadErrors("""
