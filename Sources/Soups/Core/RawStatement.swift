@@ -67,6 +67,9 @@ final class RawStatement {
         guard code == SQLITE_DONE else { throw error(code) }
     }
 
+    /// Rows the last completed INSERT, UPDATE or DELETE on this connection changed.
+    var changes: Int { Int(sqlite3_changes(connection)) }
+
     /// Runs the statement and returns the first column of up to `limit` rows as integers.
     func fetchIntegers(limit: Int) throws -> [Int64] {
         defer { sqlite3_reset(statement) }

@@ -11,7 +11,8 @@ final class EntryWriter {
     let now: Int64
     private let insert: RawStatement
     private let update: RawStatement
-    private var exists: RawStatement?
+    /// The same two, also writing what the org confirmed (`_confirmed`), prepared when first needed.
+    private var confirmingStatements: (insert: RawStatement, update: RawStatement)?
     private var findByExternalId: (path: String, statement: RawStatement)?
     private var nextId: Int64
     /// The stored JSON of the entry being written, reused from one entry to the next.
@@ -25,20 +26,26 @@ final class EntryWriter {
         self.table = table
         self.filters = filters
         self.db = db
-        let indexColumns = table.columns.compactMap { $0 }
-        let insertColumns = ["id", "soup", "created", "lastModified", "_local", "_syncId"] + indexColumns
-        insert = try RawStatement(db, sql: """
-            INSERT INTO \(table.tableName) (\(insertColumns.joined(separator: ", ")))
-            VALUES (\(Array(repeating: "?", count: insertColumns.count).joined(separator: ", ")))
-            """)
-        let updateColumns = ["soup", "lastModified", "_local", "_syncId"] + indexColumns
-        update = try RawStatement(db, sql: """
-            UPDATE \(table.tableName) SET \(updateColumns.map { "\($0) = ?" }.joined(separator: ", ")) WHERE id = ?
-            """)
+        (insert, update) = try Self.statements(table: table, confirming: false, db: db)
         now = Int64(Date().timeIntervalSince1970 * 1000)
         let sequence = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = ?", arguments: [table.tableName]) ?? 0
         let maxId = try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM \(table.tableName)") ?? 0
         nextId = max(sequence, maxId) + 1
+    }
+
+    /// The INSERT and UPDATE of an entry: its JSON, dates, sync columns and index columns, and
+    /// with `confirming` its `_confirmed` values too.
+    private static func statements(table: SoupTable, confirming: Bool, db: Database) throws -> (insert: RawStatement, update: RawStatement) {
+        let written = ["soup", "lastModified", "_local", "_syncId"] + table.columns.compactMap { $0 } + (confirming ? ["_confirmed"] : [])
+        let insertColumns = ["id", "created"] + written
+        let insert = try RawStatement(db, sql: """
+            INSERT INTO \(table.tableName) (\(insertColumns.joined(separator: ", ")))
+            VALUES (\(Array(repeating: "?", count: insertColumns.count).joined(separator: ", ")))
+            """)
+        let update = try RawStatement(db, sql: """
+            UPDATE \(table.tableName) SET \(written.map { "\($0) = ?" }.joined(separator: ", ")) WHERE id = ?
+            """)
+        return (insert, update)
     }
 
     /// Stores one entry and returns its `_soupEntryId`; see ``SoupStore/upsert(_:into:externalIdPath:)``.
@@ -53,21 +60,31 @@ final class EntryWriter {
         }
         prepared.writeStoredJSON(id: id, modified: now, into: &text)
         let isNew = existingId == nil
-        let statement = isNew ? insert : update
+        var statements = (insert: insert, update: update)
+        if prepared.confirmed != nil {
+            if confirmingStatements == nil { confirmingStatements = try Self.statements(table: table, confirming: true, db: db) }
+            statements = confirmingStatements!
+        }
+        let statement = isNew ? statements.insert : statements.update
         var parameter: Int32 = 0
         func next() -> Int32 {
             parameter += 1
             return parameter
         }
-        if isNew { statement.bind(id, at: next()) }
+        if isNew {
+            statement.bind(id, at: next())
+            statement.bind(now, at: next())
+        }
         statement.bind(text: text, at: next())
-        if isNew { statement.bind(now, at: next()) }
         statement.bind(now, at: next())
         statement.bind(prepared.local ? 1 : 0, at: next())
         statement.bind(prepared.syncId?.databaseValue ?? .null, at: next())
         for value in prepared.indexValues { statement.bind(value, at: next()) }
+        if let confirmed = prepared.confirmed { statement.bind(text: confirmed, at: next()) }
         if !isNew { statement.bind(id, at: next()) }
         try statement.execute()
+        // An entry written by its `_soupEntryId` must exist: an update that changed nothing did not.
+        if !isNew && statement.changes == 0 { throw SoupStoreError.unknownEntry(soup: table.spec.name, id: id) }
         if table.hasFullText { try writeFullText(id: id, entry: .object(prepared.entry), replacing: !isNew) }
         for (filter, valueIndex) in filters where filter.insert(prepared.indexValues[valueIndex]) {
             if !fullFilters.contains(where: { $0 === filter }) { fullFilters.append(filter) }
@@ -82,15 +99,8 @@ final class EntryWriter {
     }
 
     private func existingId(of entry: JSONObject, externalIdPath: String) throws -> Int64? {
-        if let id = entry.soupEntryId {
-            let statement = try exists ?? RawStatement(db, sql: "SELECT id FROM \(table.tableName) WHERE id = ?")
-            exists = statement
-            statement.bind(id, at: 1)
-            guard try !statement.fetchIntegers(limit: 1).isEmpty else {
-                throw SoupStoreError.unknownEntry(soup: table.spec.name, id: id)
-            }
-            return id
-        }
+        // Known by its `_soupEntryId`: the update itself tells whether it exists (see `write`).
+        if let id = entry.soupEntryId { return id }
         guard externalIdPath != SyncField.soupEntryId else { return nil }
         let value = JSONValue.object(entry).value(atPath: externalIdPath)
         guard let value, !value.isNull, value != .string("") else {

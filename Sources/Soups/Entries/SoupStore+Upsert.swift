@@ -69,9 +69,6 @@ extension SoupStore {
             ids.append(try writer.write(entry, externalIdPath: externalIdPath))
         }
         try writer.finish()
-        if prepared.confirming {
-            try Self.setConfirmed(zip(ids, entries).lazy.compactMap { id, entry in entry.confirmed.map { (id, $0) } }, in: prepared.soupName, db)
-        }
         return (entries, ids, writer.now)
     }
 }
