@@ -476,9 +476,17 @@ struct SyncUpEngine {
             guard record.hasServerId, let type = record.objectType, !record.isDirty else { continue }
             wanted[type, default: (record.modificationDateField, [])].keys.append(key)
         }
+        // Every object's dates at once (its requests in parallel too): one round trip, not one an object.
+        let client = client
+        let fetched = try await withThrowingTaskGroup(of: (String, [String: JSONObject]).self) { tasks in
+            for (type, group) in wanted {
+                let ids = group.keys.compactMap { trees[$0.tree][$0.child].id }
+                tasks.addTask { (type, try await client.existingRecords(type, ids: ids, fields: [group.field])) }
+            }
+            return try await tasks.reduce(into: [:]) { $0[$1.0] = $1.1 }
+        }
         for (type, group) in wanted {
-            let ids = group.keys.compactMap { trees[$0.tree][$0.child].id }
-            let current = try await client.existingRecords(type, ids: ids, fields: [group.field])
+            let current = fetched[type] ?? [:]
             for key in group.keys {
                 let record = trees[key.tree][key.child]
                 if let date = current[SalesforceId.key(record.entry[record.idField])]?[group.field] {
