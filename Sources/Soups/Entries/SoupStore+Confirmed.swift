@@ -4,25 +4,19 @@ import JSON
 /// The values the org last confirmed for each entry (by sync down, or by a sync up it accepted),
 /// kept beside the entry, so `markDirty` can tell a local edit from an unchanged record.
 extension SoupStore {
-    /// Records `values` as what the org confirmed for entries (by `_soupEntryId`).
+    /// Records `values` as what the org confirmed for entries (by `_soupEntryId`): their data
+    /// fields (``JSONObject/dataFields``) — `attributes`, `_soup…` and sync fields are not kept.
     public func setConfirmed(_ values: [Int64: JSONObject], in soupName: String) async throws {
         try await pool.write { db in try Self.setConfirmed(values, in: soupName, db) }
     }
 
     static func setConfirmed(_ values: [Int64: JSONObject], in soupName: String, _ db: Database) throws {
-        var bytes: [UInt8] = []
-        try setConfirmed(values.lazy.map { id, object in
-            bytes.removeAll(keepingCapacity: true)
-            object.write(into: &bytes, including: JSONObject.isDataField)
-            return (id, bytes)
-        }, in: soupName, db)
-    }
-
-    /// Records confirmed values already encoded (the JSON text of their data fields) by entry id.
-    static func setConfirmed(_ encoded: some Sequence<(Int64, [UInt8])>, in soupName: String, _ db: Database) throws {
         let table = try SoupTable.load(db, soupName: soupName)
         let statement = try RawStatement(db, sql: "UPDATE \(table.tableName) SET _confirmed = ? WHERE id = ?")
-        for (id, json) in encoded {
+        var json: [UInt8] = []
+        for (id, object) in values {
+            json.removeAll(keepingCapacity: true)
+            object.write(into: &json, including: JSONObject.isDataField)
             statement.bind(text: json, at: 1)
             statement.bind(id, at: 2)
             try statement.execute()
