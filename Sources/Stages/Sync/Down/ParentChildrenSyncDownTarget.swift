@@ -86,9 +86,10 @@ public struct ParentChildrenSyncDownTarget: SyncDownTarget {
         let parentIds = records.compactMap { $0[parent.idFieldName] }.filter { !$0.isNull }
         let nested = records.map { ($0[children.sobjectTypePlural]?["records"]?.arrayValue ?? []).compactMap(\.objectValue) }
         let childIds = nested.joined().compactMap { $0[children.idFieldName] }.filter { !$0.isNull }
-        let existingParents = try await store.entries(in: parent.soupName, where: parent.idFieldName, in: parentIds)
-        let localChildren = try await store.entries(in: children.soupName, where: children.parentIdFieldName, in: parentIds)
-        let existingChildren = try await store.entries(in: children.soupName, where: children.idFieldName, in: childIds)
+        let existingParents = try await store.entriesToSyncOver(in: parent.soupName, where: parent.idFieldName, in: parentIds, syncId: context.syncId)
+        let localChildren = try await store.entriesToSyncOver(in: children.soupName, where: children.parentIdFieldName, in: parentIds,
+                                                              syncId: context.syncId)
+        let existingChildren = try await store.entriesToSyncOver(in: children.soupName, where: children.idFieldName, in: childIds, syncId: context.syncId)
         var changes = SoupChangeSet()
         changes.confirmEverySave = [parent.soupName, children.soupName]
         for (record, kids) in zip(records, nested) {
@@ -131,9 +132,9 @@ public struct ParentChildrenSyncDownTarget: SyncDownTarget {
         let store = context.store
         let parentIds = records.compactMap { $0[children.parentIdFieldName] }.filter { !$0.isNull }
         let childIds = records.compactMap { $0[children.idFieldName] }.filter { !$0.isNull }
-        let existingChildren = try await store.entries(in: children.soupName, where: children.idFieldName, in: childIds)
-        let localParents = try await store.entries(in: parent.soupName, where: parent.idFieldName, in: parentIds)
-        let siblings = try await store.entries(in: children.soupName, where: children.parentIdFieldName, in: parentIds)
+        let existingChildren = try await store.entriesToSyncOver(in: children.soupName, where: children.idFieldName, in: childIds, syncId: context.syncId)
+        let localParents = try await store.entriesToSyncOver(in: parent.soupName, where: parent.idFieldName, in: parentIds, syncId: context.syncId)
+        let siblings = try await store.entriesToSyncOver(in: children.soupName, where: children.parentIdFieldName, in: parentIds, syncId: context.syncId)
         var changes = SoupChangeSet()
         changes.confirmEverySave = [children.soupName]
         for record in records {
