@@ -205,4 +205,31 @@ import Testing
             #expect(try await emu.stats()["requests"]?["writes"] == 2)
         }
     }
+    @Test func retrieveByRequestBodyReadsUpTo2000() async throws {
+        try await withEmulator { emu in
+            let acme = try await emu.id("Account", "External_Id__c", "ACME-1")
+            let missing = unusedId(prefix: "001")
+            let ids: [JSONValue] = [.string(acme)] + Array(repeating: .string(missing), count: 1999)
+            let reply = try await emu.rest("POST", "/composite/sobjects/Account", json: ["ids": .array(ids), "fields": ["Name"]])
+            #expect(reply.status == 200, "\(reply.text)")
+            let results = try #require(reply.json.arrayValue)
+            #expect(results.count == 2000)
+            #expect(results[0]["Name"] == "Acme Corporation")
+            #expect(results[1999] == .null)
+
+            let tooMany = try await emu.rest("POST", "/composite/sobjects/Account", json: ["ids": .array(ids + [.string(acme)]), "fields": ["Name"]])
+            #expect(tooMany.json == restError("EXCEEDED_ID_LIMIT", "record limit reached. cannot submit more than 2000 records into this call"))
+            // A URL's list stays at 200.
+            let url = try await emu.rest("GET", "/composite/sobjects/Account?fields=Name&ids=" + Array(repeating: missing, count: 201).joined(separator: ","))
+            #expect(url.json == restError("EXCEEDED_ID_LIMIT", "record limit reached. cannot submit more than 200 records into this call"))
+
+            // Retrieves by request body inside a Composite are reads, not writes.
+            let composite = try await emu.rest("POST", "/composite", json: ["compositeRequest": [
+                ["method": "POST", "url": "/services/data/v62.0/composite/sobjects/Account", "referenceId": "r0",
+                 "body": ["ids": [.string(acme)], "fields": ["Name"]]],
+            ]])
+            #expect(composite.json["compositeResponse"]?[0]?["body"]?[0]?["Name"] == "Acme Corporation", "\(composite.text)")
+            #expect(try await emu.stats()["requests"]?["writes"] == 0)
+        }
+    }
 }

@@ -3,14 +3,17 @@ import Formats
 import GRDB
 import JSON
 
-/// sObject Collections (`/composite/sobjects`): up to 200 records per request, a result per record.
+/// sObject Collections (`/composite/sobjects`): up to 200 records per request, a result per record;
+/// a retrieve by request body reads up to 2,000.
 extension OrgEngine {
     static let collectionLimit = 200
+    static let retrieveBodyLimit = 2000
 
     /// The records of `ids` (`null` for one that does not exist), with `fields` (all when empty).
-    func retrieve(_ object: ObjectSchema, ids: [String], fields: [String], version: String) throws(APIError) -> EmulatorResponse {
-        guard !ids.isEmpty, ids.count <= Self.collectionLimit else {
-            throw APIError(400, "EXCEEDED_ID_LIMIT", "record limit reached. cannot submit more than \(Self.collectionLimit) records into this call")
+    func retrieve(_ object: ObjectSchema, ids: [String], fields: [String], limit: Int = collectionLimit,
+                  version: String) throws(APIError) -> EmulatorResponse {
+        guard !ids.isEmpty, ids.count <= limit else {
+            throw APIError(400, "EXCEEDED_ID_LIMIT", "record limit reached. cannot submit more than \(limit) records into this call")
         }
         let records = try transaction { db throws(APIError) in
             ids.map { id in (try? existingRecord(db, object: object, id: id)).map { recordJSON($0, version: version, fields: fields.isEmpty ? nil : ["Id"] + fields) } ?? .null }
@@ -31,7 +34,7 @@ extension OrgEngine {
                   !fields.isEmpty else {
                 throw APIError(400, "INVALID_FIELD", "The request body needs \"ids\" and \"fields\" arrays of strings.", fields: [])
             }
-            return try retrieve(try object(named: parts[0]), ids: ids, fields: fields, version: version)
+            return try retrieve(try object(named: parts[0]), ids: ids, fields: fields, limit: Self.retrieveBodyLimit, version: version)
         case ("POST", 0), ("PATCH", 0), ("PATCH", 2):
             let body = try request.jsonBody()
             guard let records = body["records"]?.arrayValue else { throw APIError.badJSON("'records' is a required field.") }

@@ -222,7 +222,12 @@ extension OrgEngine {
             guard let body = try? JSONParser.parse(request.body).value else { return false }
             let subrequests = body["compositeRequest"]?.arrayValue ?? body["batchRequests"]?.arrayValue
                 ?? (body["graphs"]?.arrayValue ?? []).flatMap { $0["compositeRequest"]?.arrayValue ?? [] }
-            return subrequests.contains { ($0["method"]?.stringValue ?? "GET") != "GET" }
+            return subrequests.contains { subrequest in
+                let method = subrequest["method"]?.stringValue ?? "GET"
+                let path = Self.components(Self.splitURL(subrequest["url"]?.stringValue ?? "").0)
+                let isRetrieve = method == "POST" && path.count == 6 && path[3] == "composite" && path[4] == "sobjects"
+                return method != "GET" && !isRetrieve
+            }
         case "jobs":
             return rest.count == 3 && rest[1] == "ingest" && request.method == "PATCH"
                 && (try? JSONParser.parse(request.body).value["state"]?.stringValue) == "UploadComplete"

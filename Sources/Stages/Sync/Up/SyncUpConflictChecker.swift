@@ -5,9 +5,9 @@ import SOQL
 
 /// LEAVE_IF_CHANGED's check, batched: reads the server's modification dates of every record of a
 /// page of trees in a few requests (parents with their children in one subquery, 200 trees a
-/// query; single records through sObject Collections, 200 a request) and finds the trees where a
-/// server record is gone, or the target says the local copy is not newer than it
-/// (``SyncUpTarget/isNewerThanServer(_:serverModificationDate:)``).
+/// query; single records through sObject Collections retrieves, every object's in one request for
+/// up to 10,000 ids) and finds the trees where a server record is gone, or the target says the
+/// local copy is not newer than it (``SyncUpTarget/isNewerThanServer(_:serverModificationDate:)``).
 struct SyncUpConflictChecker {
     let client: any OrgClient
     let target: any SyncUpTarget
@@ -28,10 +28,9 @@ struct SyncUpConflictChecker {
                 }
             }
         }
-        for (type, group) in flatIds {
-            for (key, record) in try await client.existingRecords(type, ids: group.ids, fields: [group.field]) {
-                remote[key] = ServerTimestamp.milliseconds(record[group.field])
-            }
+        for (type, records) in try await client.existingRecords(flatIds.mapValues { ($0.ids, [$0.field]) }) {
+            let field = flatIds[type]?.field ?? "LastModifiedDate"
+            for (key, record) in records { remote[key] = ServerTimestamp.milliseconds(record[field]) }
         }
         for (type, group) in treeIds {
             let parentField = group.parent.modificationDateField

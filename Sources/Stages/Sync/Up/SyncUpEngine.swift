@@ -476,15 +476,10 @@ struct SyncUpEngine {
             guard record.hasServerId, let type = record.objectType, !record.isDirty else { continue }
             wanted[type, default: (record.modificationDateField, [])].keys.append(key)
         }
-        // Every object's dates at once (its requests in parallel too): one round trip, not one an object.
-        let client = client
-        let fetched = try await withThrowingTaskGroup(of: (String, [String: JSONObject]).self) { tasks in
-            for (type, group) in wanted {
-                let ids = group.keys.compactMap { trees[$0.tree][$0.child].id }
-                tasks.addTask { (type, try await client.existingRecords(type, ids: ids, fields: [group.field])) }
-            }
-            return try await tasks.reduce(into: [:]) { $0[$1.0] = $1.1 }
-        }
+        // Every object's dates at once: one round trip, not one an object.
+        let fetched = try await client.existingRecords(wanted.mapValues { group in
+            (group.keys.compactMap { trees[$0.tree][$0.child].id }, [group.field])
+        })
         for (type, group) in wanted {
             let current = fetched[type] ?? [:]
             for key in group.keys {

@@ -137,10 +137,10 @@ struct SyncUpJournalReconciler {
         }
 
         /// LEAVE_IF_CHANGED: an update the org already holds is ours; the entry is clean and takes
-        /// the org's new modification date. One Collections read per 200 records.
+        /// the org's new modification date. One Collections read per 2,000 records.
         mutating func checkUpdates() async throws {
             for (type, group) in Dictionary(grouping: updates, by: \.objectType) {
-                for chunk in group.chunked(into: OrgLimits.collection) {
+                for chunk in group.chunked(into: OrgLimits.retrieveByBody) {
                     var changes = SoupChangeSet()
                     changes.settledJournalIds = chunk.map(\.id)
                     let dateField = "LastModifiedDate"

@@ -125,7 +125,6 @@ struct SyncUpPacker {
 
     /// Collections calls being filled into Composite requests.
     private struct CollectionPacking {
-        static let partsPerRequest = 5
         var parts: [SyncUpRequest.CollectionPart] = []
         var requests: [SyncUpRequest] = []
 
@@ -141,7 +140,7 @@ struct SyncUpPacker {
         func fits(_ operations: [SyncUpOperation]) -> Bool {
             var trial = self
             trial.place(operations)
-            return trial.parts.count <= Self.partsPerRequest
+            return trial.parts.count <= OrgLimits.heavySubrequests
         }
 
         mutating func add(_ operations: [SyncUpOperation]) {
