@@ -10,32 +10,41 @@ public enum SalesforceId {
     }
 
     private static let checksumAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ012345")
-    private static let base62 = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+    private static let checksumBytes = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ012345".utf8)
+    private static let base62 = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".utf8)
 
     /// The 18-character id for a 15-character one (`fifteen` must have 15 characters).
     static func eighteen(_ fifteen: String) -> String {
-        let bytes = Array(fifteen.utf8)
-        var suffix = ""
+        var bytes = Array(fifteen.utf8)
+        appendChecksum(to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends the 3-character checksum of the 15 ASCII characters `bytes` holds: each of its
+    /// 5-character chunks gives a letter whose bits say which of them are capitals.
+    private static func appendChecksum(to bytes: inout [UInt8]) {
         for chunk in 0..<3 {
             var bits = 0
-            // An ASCII capital letter sets its bit (as bytes: an id of 15 characters is ASCII).
             for position in 0..<5 where (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(bytes[chunk * 5 + position]) {
                 bits |= 1 << position
             }
-            suffix.append(checksumAlphabet[bits])
+            bytes.append(checksumBytes[bits])
         }
-        return fifteen + suffix
     }
 
     /// Makes the `counter`-th id of an object with key prefix `prefix` (3 characters).
     public static func make(prefix: String, counter: Int64) -> String {
+        var bytes = Array(prefix.utf8)
+        bytes.reserveCapacity(18)
+        bytes.append(contentsOf: "0S".utf8)
+        bytes.append(contentsOf: repeatElement(0, count: 10))
         var value = counter
-        var digits: [Character] = []
-        for _ in 0..<10 {
-            digits.append(base62[Int(value % 62)])
+        for position in (bytes.count - 10..<bytes.count).reversed() {
+            bytes[position] = base62[Int(value % 62)]
             value /= 62
         }
-        return eighteen(prefix + "0S" + String(digits.reversed()))
+        appendChecksum(to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The canonical 18-character form of an id given as 15 or 18 characters, or `nil` when it is

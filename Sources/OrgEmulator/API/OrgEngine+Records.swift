@@ -26,10 +26,14 @@ extension OrgEngine {
         do {
             let id = try RecordStore.nextId(db, prefix: object.keyPrefix)
             try checkUnique(db, object: object, values: values, excluding: id)
-            var fields = Self.systemValues(id: id, userId: try currentUserId(db), timestamp: .string(SalesforceTime.format(now)))
-            for field in object.fields where fields[field.name] == nil {
-                fields[field.name] = values[field.name] ?? (field.type == .boolean ? .bool(false) : .null)
+            // Every field of the object, built in one go (a lookup per field would cost more).
+            let system = Self.systemValues(id: id, userId: try currentUserId(db), timestamp: .string(SalesforceTime.format(now)))
+            var pairs = system.map { ($0.key, $0.value) }
+            pairs.reserveCapacity(object.fields.count + pairs.count)
+            for (name, empty) in object.emptyValues where !Self.systemFieldNames.contains(name) {
+                pairs.append((name, values[name] ?? empty))
             }
+            var fields = JSONObject(uniqueKeysWithValues: pairs)
             Self.setOrgValues(&fields, object: object, ownerId: try currentUserId(db))
             try RecordStore.save(db, StoredRecord(id: id, type: object.name, fields: fields, isDeleted: false, systemModstamp: now))
             return id
@@ -50,9 +54,9 @@ extension OrgEngine {
         if let first = object.recordTypes.first, fields["RecordTypeId"] == nil || fields["RecordTypeId"] == .null {
             fields["RecordTypeId"] = .string(first.id)
         }
-        for field in object.fields where !field.compound.isEmpty {
-            let parts = field.compound.compactMap { fields[$0]?.stringValue }.filter { !$0.isEmpty }
-            fields[field.name] = parts.isEmpty ? .null : .string(parts.joined(separator: " "))
+        for (name, names) in object.compoundFields {
+            let parts = names.compactMap { fields[$0]?.stringValue }.filter { !$0.isEmpty }
+            fields[name] = parts.isEmpty ? .null : .string(parts.joined(separator: " "))
         }
     }
 
@@ -180,12 +184,12 @@ extension OrgEngine {
 
     /// DUPLICATE_VALUE when a unique field's value is taken by another live record.
     func checkUnique(_ db: Database, object: ObjectSchema, values: JSONObject, excluding id: String) throws {
-        for field in object.fields where field.unique {
-            guard let value = values[field.name], !value.isNull else { continue }
+        for name in object.uniqueFields {
+            guard let value = values[name], !value.isNull else { continue }
             let text = value.stringValue ?? value.jsonString
-            if let other = try RecordStore.ids(db, type: object.name, field: field.name, equalTo: text, excluding: id, limit: 1).first {
+            if let other = try RecordStore.ids(db, type: object.name, field: name, equalTo: text, excluding: id, limit: 1).first {
                 throw APIError(400, "DUPLICATE_VALUE",
-                               "duplicate value found: \(field.name) duplicates value on record with id: \(other.prefix(15))", fields: [])
+                               "duplicate value found: \(name) duplicates value on record with id: \(other.prefix(15))", fields: [])
             }
         }
     }

@@ -159,6 +159,9 @@ actor OrgEngine {
         try RecordStore.setMeta(db, "seedDigest", seed.digest)
     }
 
+    /// The fields ``systemValues(id:userId:timestamp:)`` sets.
+    static let systemFieldNames: Set<String> = ["Id", "IsDeleted", "CreatedDate", "CreatedById", "LastModifiedDate", "LastModifiedById", "SystemModstamp"]
+
     /// Id, IsDeleted and the audit fields of a new record.
     static func systemValues(id: String, userId: String, timestamp: JSONValue) -> JSONObject {
         var fields = JSONObject()

@@ -27,10 +27,8 @@ struct RecordValidator {
             output[field.name] = try convert(value, field: field, object: object, lookupExists: lookupExists)
         }
         if isCreate {
-            for field in object.fields where field.defaultedOnCreate && output[field.name] == nil {
-                if let defaultValue = field.defaultValue { output[field.name] = defaultValue }
-            }
-            let missing = object.fields.filter { $0.isRequiredOnCreate && (output[$0.name] ?? .null).isNull }.map(\.name)
+            for (name, value) in object.defaultsOnCreate where output[name] == nil { output[name] = value }
+            let missing = object.requiredOnCreate.filter { (output[$0] ?? .null).isNull }
             if !missing.isEmpty {
                 throw APIError(400, "REQUIRED_FIELD_MISSING", "Required fields are missing: [\(missing.joined(separator: ", "))]", fields: missing)
             }

@@ -98,7 +98,7 @@ public struct ObjectSchema: Sendable {
     public var custom: Bool
     /// Fields in describe order, system fields included.
     public var fields: [FieldSchema] {
-        didSet { positions = Self.positions(of: fields) }
+        didSet { derived = Derived(fields) }
     }
     public var childRelationships: [ChildRelationship] = []
     /// The record types besides Master, the first being the default for new records.
@@ -106,9 +106,44 @@ public struct ObjectSchema: Sendable {
     /// A Tooling API object (EntityDefinition, ApexClass): served under `/tooling`, left out of
     /// the data API's global describe, search and record counts.
     public var tooling = false
-    /// Where each field sits in `fields`, by its name as written and lower-cased (every record
-    /// written looks up each of its fields).
-    private var positions: [String: Int]
+    /// What every record written consults, derived from `fields` once (not a pass over the
+    /// fields, copying each, per record).
+    private var derived: Derived
+
+    private struct Derived: Sendable {
+        /// Where each field sits in `fields`, by its name as written and lower-cased.
+        var positions: [String: Int] = [:]
+        var defaultsOnCreate: [(name: String, value: JSONValue)] = []
+        var requiredOnCreate: [String] = []
+        var unique: [String] = []
+        var compound: [(name: String, parts: [String])] = []
+        var emptyValues: [(name: String, value: JSONValue)] = []
+
+        init(_ fields: [FieldSchema]) {
+            for (index, field) in fields.enumerated().reversed() {
+                positions[field.name.lowercased()] = index
+                positions[field.name] = index
+            }
+            for field in fields {
+                if field.defaultedOnCreate, let value = field.defaultValue { defaultsOnCreate.append((field.name, value)) }
+                if field.isRequiredOnCreate { requiredOnCreate.append(field.name) }
+                if field.unique { unique.append(field.name) }
+                if !field.compound.isEmpty { compound.append((field.name, field.compound)) }
+                emptyValues.append((field.name, field.type == .boolean ? .bool(false) : .null))
+            }
+        }
+    }
+
+    /// The fields set on create when a record gives no value, with their default values.
+    var defaultsOnCreate: [(name: String, value: JSONValue)] { derived.defaultsOnCreate }
+    /// The names of the fields a create must give a value (``FieldSchema/isRequiredOnCreate``).
+    var requiredOnCreate: [String] { derived.requiredOnCreate }
+    /// The names of the unique fields.
+    var uniqueFields: [String] { derived.unique }
+    /// The compound fields (`Name` of a Contact) with the fields they are made of.
+    var compoundFields: [(name: String, parts: [String])] { derived.compound }
+    /// Every field with the value a new record holds when given none (`false` for a checkbox).
+    var emptyValues: [(name: String, value: JSONValue)] { derived.emptyValues }
 
     public init(name: String, label: String, labelPlural: String, keyPrefix: String, custom: Bool, fields: [FieldSchema],
                 childRelationships: [ChildRelationship] = [], recordTypes: [RecordTypeInfo] = [], tooling: Bool = false) {
@@ -121,21 +156,12 @@ public struct ObjectSchema: Sendable {
         self.childRelationships = childRelationships
         self.recordTypes = recordTypes
         self.tooling = tooling
-        positions = Self.positions(of: fields)
-    }
-
-    private static func positions(of fields: [FieldSchema]) -> [String: Int] {
-        var positions: [String: Int] = [:]
-        for (index, field) in fields.enumerated().reversed() {
-            positions[field.name.lowercased()] = index
-            positions[field.name] = index
-        }
-        return positions
+        derived = Derived(fields)
     }
 
     /// The field named `name`, case-insensitively, as Salesforce matches field names.
     public func field(_ name: String) -> FieldSchema? {
-        (positions[name] ?? positions[name.lowercased()]).map { fields[$0] }
+        (derived.positions[name] ?? derived.positions[name.lowercased()]).map { fields[$0] }
     }
 
     /// The reference field whose relationship name is `name` (`Account` → `AccountId`).

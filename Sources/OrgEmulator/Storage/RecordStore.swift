@@ -82,7 +82,7 @@ final class RecordStore: Sendable {
     /// The SQL of a record's `field` value compared without case, as lookups and their indexes
     /// spell it (the path written out, so SQLite matches it to the index's expression).
     static func lookupExpression(_ field: String) -> String {
-        "lower(json_extract(data, '$.\(field.replacingOccurrences(of: "'", with: "''"))'))"
+        "lower(json_extract(data, '$.\(escapingQuotes(field))'))"
     }
 
     /// A partial index per object and field looked up by value (external ids, unique and
@@ -107,7 +107,12 @@ final class RecordStore: Sendable {
 
     /// A string as an SQL literal.
     private static func literal(_ text: String) -> String {
-        "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+        "'" + escapingQuotes(text) + "'"
+    }
+
+    /// `text` with its single quotes doubled (most names have none: no Foundation call for them).
+    private static func escapingQuotes(_ text: String) -> String {
+        text.utf8.contains(UInt8(ascii: "'")) ? text.replacingOccurrences(of: "'", with: "''") : text
     }
 
     /// The records with these ids that exist, in the order of `ids`, read 500 to a statement;
