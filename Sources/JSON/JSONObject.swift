@@ -19,15 +19,12 @@ public struct JSONObject: Sendable, Hashable, Sequence {
     /// An empty object.
     public init() {}
 
-    /// An object of `pairs` in their order, built without a lookup per member. Traps on a
-    /// repeated key, as `Dictionary(uniqueKeysWithValues:)` does.
+    /// An object of `pairs` in their order, built without a lookup per member (the keys must be
+    /// unique; checked in debug builds). Its lookups scan the members until a member is added:
+    /// made for an object built to be written out.
     public init(uniqueKeysWithValues pairs: some Sequence<(String, JSONValue)>) {
         members = pairs.map { Member(key: $0.0, value: $0.1) }
-        if members.count > Self.indexThreshold {
-            positions = Dictionary(uniqueKeysWithValues: members.enumerated().map { ($1.key, $0) })
-        } else {
-            precondition(Set(members.map(\.key)).count == members.count, "JSONObject(uniqueKeysWithValues:): a key is repeated")
-        }
+        assert(Set(members.map(\.key)).count == members.count, "JSONObject(uniqueKeysWithValues:): a key is repeated")
     }
 
     /// The keys in document order.

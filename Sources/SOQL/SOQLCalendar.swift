@@ -70,7 +70,27 @@ enum SOQLCalendar {
 
     /// Zero-padded decimal text of a non-negative number.
     static func padded(_ value: some BinaryInteger, width: Int) -> String {
-        let text = String(value)
-        return String(repeating: "0", count: max(0, width - text.count)) + text
+        var bytes: [UInt8] = []
+        append(Int(value), width: width, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends the decimal digits of `value`, zero-padded to `width`, to `bytes`.
+    static func append(_ value: Int, width: Int, to bytes: inout [UInt8]) {
+        guard value >= 0 else {
+            let text = String(value)
+            bytes.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: max(0, width - text.utf8.count)))
+            bytes.append(contentsOf: text.utf8)
+            return
+        }
+        var digits = 1
+        var rest = value / 10
+        while rest > 0 { digits += 1; rest /= 10 }
+        bytes.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: max(width, digits)))
+        rest = value
+        for position in (bytes.count - digits..<bytes.count).reversed() {
+            bytes[position] = UInt8(ascii: "0") + UInt8(rest % 10)
+            rest /= 10
+        }
     }
 }

@@ -36,7 +36,17 @@ public struct SOQLDate: Sendable, Hashable, CustomStringConvertible {
 
     /// `YYYY-MM-DD`.
     public var description: String {
-        "\(SOQLCalendar.padded(year, width: 4))-\(SOQLCalendar.padded(month, width: 2))-"
-            + SOQLCalendar.padded(day, width: 2)
+        var bytes: [UInt8] = []
+        write(into: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends `YYYY-MM-DD` to `bytes`.
+    func write(into bytes: inout [UInt8]) {
+        SOQLCalendar.append(year, width: 4, to: &bytes)
+        bytes.append(UInt8(ascii: "-"))
+        SOQLCalendar.append(month, width: 2, to: &bytes)
+        bytes.append(UInt8(ascii: "-"))
+        SOQLCalendar.append(day, width: 2, to: &bytes)
     }
 }

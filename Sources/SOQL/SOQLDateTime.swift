@@ -94,14 +94,26 @@ public struct SOQLDateTime: Sendable, Hashable, CustomStringConvertible {
 
     /// Salesforce's form: `2024-01-31T12:00:00.000Z`, or `…+05:30` for a non-zero offset.
     public var description: String {
-        let time =
-            "\(SOQLCalendar.padded(hour, width: 2)):\(SOQLCalendar.padded(minute, width: 2)):"
-            + "\(SOQLCalendar.padded(second, width: 2)).\(SOQLCalendar.padded(millisecond, width: 3))"
-        guard utcOffsetMinutes != 0 else { return "\(date)T\(time)Z" }
-        let magnitude = abs(utcOffsetMinutes)
-        let zone =
-            "\(utcOffsetMinutes < 0 ? "-" : "+")\(SOQLCalendar.padded(magnitude / 60, width: 2)):"
-            + SOQLCalendar.padded(magnitude % 60, width: 2)
-        return "\(date)T\(time)\(zone)"
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(29)
+        date.write(into: &bytes)
+        bytes.append(UInt8(ascii: "T"))
+        SOQLCalendar.append(hour, width: 2, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        SOQLCalendar.append(minute, width: 2, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        SOQLCalendar.append(second, width: 2, to: &bytes)
+        bytes.append(UInt8(ascii: "."))
+        SOQLCalendar.append(millisecond, width: 3, to: &bytes)
+        if utcOffsetMinutes == 0 {
+            bytes.append(UInt8(ascii: "Z"))
+        } else {
+            let magnitude = abs(utcOffsetMinutes)
+            bytes.append(UInt8(ascii: utcOffsetMinutes < 0 ? "-" : "+"))
+            SOQLCalendar.append(magnitude / 60, width: 2, to: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+            SOQLCalendar.append(magnitude % 60, width: 2, to: &bytes)
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

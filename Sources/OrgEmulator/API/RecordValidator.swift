@@ -57,7 +57,8 @@ struct RecordValidator {
             case .bool(let bool): text = bool ? "true" : "false"
             default: throw bad(value.jsonString)
             }
-            if text.count > field.length {
+            // Bytes first: no more bytes than the length, no more characters either.
+            if text.utf8.count > field.length && text.count > field.length {
                 throw APIError(400, "STRING_TOO_LONG", "\(field.label): data value too large: \(text.prefix(40)) (max length=\(field.length))", fields: [field.name])
             }
             if field.type == .email, !text.isEmpty, text.range(of: #"^[^@\s]+@[^@\s]+\.[^@\s]+$"#, options: .regularExpression) == nil {
@@ -78,11 +79,11 @@ struct RecordValidator {
             throw bad(value.jsonString)
         case .int:
             if let number = value.integerValue { return .integer(number) }
-            if let text = value.stringValue, let number = Int64(text.trimmingCharacters(in: .whitespaces)) { return .integer(number) }
+            if let text = value.stringValue, let number = Int64(text) ?? Int64(text.trimmingCharacters(in: .whitespaces)) { return .integer(number) }
             throw bad(value.jsonString)
         case .double, .currency, .percent:
             if let number = value.doubleValue { return .double(number) }
-            if let text = value.stringValue, let number = Double(text.trimmingCharacters(in: .whitespaces)) { return .double(number) }
+            if let text = value.stringValue, let number = Double(text) ?? Double(text.trimmingCharacters(in: .whitespaces)) { return .double(number) }
             throw bad(value.jsonString)
         case .date:
             guard let text = value.stringValue, let milliseconds = SalesforceTime.parse(text) else { throw bad(value.jsonString) }
