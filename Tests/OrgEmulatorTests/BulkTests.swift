@@ -91,6 +91,11 @@ import Testing
             let globex = try await emu.id("Account", "External_Id__c", "GLOBEX-1")
             let created = try await emu.id("Contact", "Email", "two@example.com")
             #expect(try await emu.record("Contact", created)["AccountId"]?.stringValue == globex)
+            // The job's ids were taken in a block: a record created after it gets another.
+            let jobIds = successLines.dropFirst().map { $0.split(separator: ",")[0].trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
+            #expect(Set(jobIds).count == 2 && jobIds.allSatisfy { $0.hasPrefix("003") })
+            let later = try await emu.create("Contact", ["LastName": "After the job"])
+            #expect(!jobIds.contains(later))
             #expect(try await emu.rest("DELETE", "/jobs/ingest/\(id)").status == 204)
             #expect(try await emu.rest("GET", "/jobs/ingest/\(id)").status == 404)
         }

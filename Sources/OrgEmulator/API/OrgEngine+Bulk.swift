@@ -252,6 +252,8 @@ extension OrgEngine {
         results.reserveCapacity(rows.count)
         do {
             try writeBlock { db in
+                // An insert's ids in one block (a row that fails leaves its id unused, as in an org).
+                var ids = operation == "insert" ? try RecordStore.reserveIds(db, prefix: object.keyPrefix, count: rows.count) : 0..<0
                 for row in rows {
                     var fields = JSONObject()
                     var id = ""
@@ -265,7 +267,8 @@ extension OrgEngine {
                             let resolved = try self.resolveRelationshipColumns(fields, object: object, db: db)
                             switch operation {
                             case "insert":
-                                return (try self.createRecord(db, object: object, input: resolved), true)
+                                let id = ids.popFirst().map { SalesforceId.make(prefix: object.keyPrefix, counter: $0) }
+                                return (try self.createRecord(db, object: object, input: resolved, reservedId: id), true)
                             case "update":
                                 try self.updateRecord(db, object: object, id: id, input: resolved)
                                 return (id, false)

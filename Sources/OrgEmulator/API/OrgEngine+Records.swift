@@ -16,7 +16,8 @@ extension OrgEngine {
     }
 
     /// Creates a record and returns its id.
-    func createRecord(_ db: Database, object: ObjectSchema, input: JSONObject) throws(APIError) -> String {
+    /// - Parameter reservedId: an id taken for it beforehand (``RecordStore/reserveIds(_:prefix:count:)``).
+    func createRecord(_ db: Database, object: ObjectSchema, input: JSONObject, reservedId: String? = nil) throws(APIError) -> String {
         guard !Self.readOnlyObjects.contains(object.name) else {
             throw APIError(400, "INVALID_TYPE", "sObject type '\(object.name)' cannot be created in the emulator")
         }
@@ -24,7 +25,7 @@ extension OrgEngine {
         try Self.checkRecordType(values, object: object)
         let now = clock.now()
         do {
-            let id = try RecordStore.nextId(db, prefix: object.keyPrefix)
+            let id = try reservedId ?? RecordStore.nextId(db, prefix: object.keyPrefix)
             try checkUnique(db, object: object, values: values, excluding: id)
             // Every field of the object, built in one go (a lookup per field would cost more).
             let system = Self.systemValues(id: id, userId: try currentUserId(db), timestamp: .string(SalesforceTime.format(now)))

@@ -61,11 +61,16 @@ final class RecordStore: Sendable {
 
     /// A new id for an object with key prefix `prefix`.
     static func nextId(_ db: Database, prefix: String) throws -> String {
-        // One cached statement: a load runs it once per record.
-        let next = try Int64.fetchOne(db.cachedStatement(sql: """
-            INSERT INTO counters (prefix, next) VALUES (?, 2) ON CONFLICT (prefix) DO UPDATE SET next = next + 1 RETURNING next - 1
-            """), arguments: [prefix]) ?? 1
-        return SalesforceId.make(prefix: prefix, counter: next)
+        SalesforceId.make(prefix: prefix, counter: try reserveIds(db, prefix: prefix, count: 1).lowerBound)
+    }
+
+    /// The counters of `count` new ids of the objects with key prefix `prefix`, taken in one
+    /// statement (a load takes a block of them for its rows).
+    static func reserveIds(_ db: Database, prefix: String, count: Int) throws -> Range<Int64> {
+        let first = try Int64.fetchOne(db.cachedStatement(sql: """
+            INSERT INTO counters (prefix, next) VALUES (?1, 1 + ?2) ON CONFLICT (prefix) DO UPDATE SET next = next + ?2 RETURNING next - ?2
+            """), arguments: [prefix, count]) ?? 1
+        return first..<first + Int64(count)
     }
 
     static func save(_ db: Database, _ record: StoredRecord) throws {
