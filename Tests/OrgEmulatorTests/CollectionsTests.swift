@@ -38,6 +38,12 @@ import Testing
             #expect(try await emu.record("Contact", contact)["LastName"] == "Collected")
             #expect(try await emu.count("Account") == 4)
             #expect(try await emu.count("Contact") == 4)
+
+            // The call's ids were taken in a block per object: later creates get others.
+            let again = try #require(try await emu.rest("POST", "/composite/sobjects", json: Self.records(allOrNone: false)).json.arrayValue)
+            let later = [try await emu.create("Account", ["Name": "Later"]), try await emu.create("Contact", ["LastName": "Later"])]
+            let ids = [account, contact] + again.compactMap { $0["id"]?.stringValue } + later
+            #expect(ids.count == 6 && Set(ids).count == 6, "\(ids)")
         }
     }
 

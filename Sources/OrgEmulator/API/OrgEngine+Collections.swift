@@ -43,7 +43,18 @@ extension OrgEngine {
             }
             let allOrNone = body["allOrNone"]?.boolValue ?? false
             let upsertTarget = parts.count == 2 ? (try object(named: parts[0]), parts[1]) : nil
-            return .json(200, .array(try runCollection(records.count, allOrNone: allOrNone) { db, index throws(APIError) -> JSONObject in
+            // A create's ids in one block per object (a record that fails leaves its id unused).
+            var creates: [String: Int] = [:]
+            if request.method == "POST" {
+                for record in records {
+                    if let type = record["attributes"]?["type"]?.stringValue, let prefix = schema.object(type)?.keyPrefix { creates[prefix, default: 0] += 1 }
+                }
+            }
+            var reserved: [String: Range<Int64>] = [:]
+            let reserve = { (db: Database) throws in
+                for (prefix, count) in creates { reserved[prefix] = try RecordStore.reserveIds(db, prefix: prefix, count: count) }
+            }
+            return .json(200, .array(try runCollection(records.count, allOrNone: allOrNone, before: reserve) { db, index throws(APIError) -> JSONObject in
                 guard let record = records[index].objectValue else { throw APIError(400, "INVALID_FIELD", "record is not an object", fields: []) }
                 if let (object, field) = upsertTarget {
                     guard let key = record[field].map({ $0.stringValue ?? ($0.isNull ? "" : $0.jsonString) }) ?? (field.lowercased() == "id" ? "" : nil) else {
@@ -62,7 +73,8 @@ extension OrgEngine {
                     if record["Id"] != nil || record["id"] != nil {
                         throw APIError.invalidField("The Id field should not be specified in the sobject data.", fields: ["Id"])
                     }
-                    return ["id": .string(try createRecord(db, object: object, input: record)), "success": true, "errors": []]
+                    let id = reserved[object.keyPrefix]?.popFirst().map { SalesforceId.make(prefix: object.keyPrefix, counter: $0) }
+                    return ["id": .string(try createRecord(db, object: object, input: record, reservedId: id)), "success": true, "errors": []]
                 }
                 guard let id = record["Id"]?.stringValue ?? record["id"]?.stringValue else {
                     throw APIError(400, "MISSING_ARGUMENT", "Id not specified in an update call", fields: [])
@@ -91,13 +103,16 @@ extension OrgEngine {
     /// Runs one operation per record in a transaction, each under a savepoint so a failed record
     /// leaves no trace; with `allOrNone` any failure rolls every record back. Injected record
     /// faults (`recordErrorRate`) fail single records here.
-    func runCollection(_ count: Int, allOrNone: Bool, _ operation: (Database, Int) throws(APIError) -> JSONObject) throws(APIError) -> [JSONValue] {
+    /// - Parameter before: runs in the transaction before the first record (outside any record's savepoint).
+    func runCollection(_ count: Int, allOrNone: Bool, before: (Database) throws -> Void = { _ in },
+                       _ operation: (Database, Int) throws(APIError) -> JSONObject) throws(APIError) -> [JSONValue] {
         var results: [JSONObject] = []
         var failed = false
         let recordFaults = (0..<count).map { _ in random.chance(faults.recordErrorRate) }
         let faultCode = faults.recordErrorCode
         do {
             try writeBlock { db in
+                try before(db)
                 for index in 0..<count {
                     do {
                         if recordFaults[index] {
