@@ -266,4 +266,24 @@ import Testing
             #expect(found["001B"]?.first?.isDirty == true)
         }
     }
+    /// A caller that already holds some of the matching entries gets those as their sync
+    /// columns only; the others whole.
+    @Test func entriesAlreadyHeldComeAsTheirSyncColumns() async throws {
+        try await withStore { (store) async throws in
+            try await store.registerSoup(soup("Contacts", ("AccountId", .string)))
+            try await store.upsert([
+                entry(["AccountId": "local_1", "LastName": "held"]),
+                entry(["AccountId": "local_1", "LastName": "not held"]),
+                entry(["AccountId": "local_2", "LastName": "other parent"]),
+            ], into: "Contacts")
+            let all = try await store.entries(in: "Contacts", where: "AccountId", in: ["local_1", "local_2"])
+            let held = try #require(all["local_1"]?.first { $0["LastName"] == "held" }?.soupEntryId)
+            let found = try await store.entries(in: "Contacts", where: "AccountId", in: ["local_1", "local_2"], exceptWhole: [held])
+            #expect(found["local_1"]?.count == 2 && found["local_2"]?.count == 1)
+            let stub = try #require(found["local_1"]?.first { $0.soupEntryId == held })
+            #expect(stub["LastName"] == nil && stub.isDirty == false)
+            #expect(found["local_1"]?.contains { $0["LastName"] == "not held" } == true)
+            #expect(found["local_2"]?.first?["LastName"] == "other parent")
+        }
+    }
 }

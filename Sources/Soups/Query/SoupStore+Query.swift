@@ -160,7 +160,7 @@ extension SoupStore {
     /// The entries whose `path` equals one of `values` (compared as the path's index stores them),
     /// grouped by that value — one query per 500 values, for matching a batch of records at once.
     public func entries(in soupName: String, where path: String, in values: [JSONValue]) async throws -> [JSONValue: [JSONObject]] {
-        try await entries(in: soupName, where: path, in: values) { _, _ in true }
+        try await entries(in: soupName, where: path, in: values) { _, _, _ in true }
     }
 
     /// ``entries(in:where:in:)`` for a sync down about to store over them: an entry the sync may
@@ -170,12 +170,20 @@ extension SoupStore {
     public func entriesToSyncOver(in soupName: String, where path: String, in values: [JSONValue], syncId: Int64)
         async throws -> [JSONValue: [JSONObject]]
     {
-        try await entries(in: soupName, where: path, in: values) { dirty, entrySyncId in !dirty && entrySyncId == syncId }
+        try await entries(in: soupName, where: path, in: values) { _, dirty, entrySyncId in !dirty && entrySyncId == syncId }
     }
 
-    /// The matching entries, whole when `whole(dirty, syncId)` says so, else their sync columns.
+    /// ``entries(in:where:in:)`` for a caller that already holds some of them: an entry whose
+    /// `_soupEntryId` is in `held` comes as its sync columns only (its JSON is not parsed).
+    public func entries(in soupName: String, where path: String, in values: [JSONValue], exceptWhole held: Set<Int64>)
+        async throws -> [JSONValue: [JSONObject]]
+    {
+        try await entries(in: soupName, where: path, in: values) { id, _, _ in !held.contains(id) }
+    }
+
+    /// The matching entries, whole when `whole(id, dirty, syncId)` says so, else their sync columns.
     private func entries(in soupName: String, where path: String, in values: [JSONValue],
-                         whole: @escaping @Sendable (_ dirty: Bool, _ syncId: Int64?) -> Bool) async throws -> [JSONValue: [JSONObject]] {
+                         whole: @escaping @Sendable (_ id: Int64, _ dirty: Bool, _ syncId: Int64?) -> Bool) async throws -> [JSONValue: [JSONObject]] {
         // Values the soup certainly lacks (see `trackValues(in:path:)`) need no query; when that
         // is all of them, the store is not even read.
         if let filter = valueFilter(for: soupName, path: path),
@@ -207,7 +215,7 @@ extension SoupStore {
                 let cursor = try Row.fetchCursor(statement, arguments: StatementArguments(Array(chunk)))
                 while let row = try cursor.next() {
                     var match = Match(key: row[0], id: row[1], dirty: row[2], syncId: row[3])
-                    if whole(match.dirty, match.syncId) { match.soup = row[4] }
+                    if whole(match.id, match.dirty, match.syncId) { match.soup = row[4] }
                     rows.append(match)
                 }
             }

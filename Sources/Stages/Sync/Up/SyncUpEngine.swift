@@ -417,7 +417,9 @@ struct SyncUpEngine {
                 if let entryId = entry.soupEntryId { positions[entryId] = position }
             }
             for chunk in Array(mapping.keys).sorted().chunked(into: 500) {
-                let holders = try await store.entries(in: reference.soup, where: reference.field, in: chunk.map(JSONValue.string))
+                // The entries the page saves are taken from it, not read again.
+                let holders = try await store.entries(in: reference.soup, where: reference.field, in: chunk.map(JSONValue.string),
+                                                      exceptWhole: Set(positions.keys))
                 for (value, entries) in holders {
                     guard let local = value.stringValue, let id = mapping[local] else { continue }
                     for stored in entries {
