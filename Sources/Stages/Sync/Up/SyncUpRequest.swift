@@ -128,32 +128,49 @@ struct SyncUpPacker {
         var parts: [SyncUpRequest.CollectionPart] = []
         var requests: [SyncUpRequest] = []
 
-        /// Where `operation` would go: an open call of its kind with room, or a new one (`nil`).
-        private func slot(for operation: SyncUpOperation, in parts: [SyncUpRequest.CollectionPart]) -> Int? {
-            let call = SyncUpPacker.collectionCall(operation)
-            return parts.firstIndex {
-                $0.call == call && $0.objectType == operation.objectType && $0.parents == (operation.key.child == nil)
-                    && $0.operations.count < OrgLimits.collection
+        /// What a call holds: one kind of call, for one object, of parents or of children.
+        private struct Kind: Equatable {
+            var call: SyncUpRequest.CollectionCall
+            var objectType: String
+            var parents: Bool
+
+            init(_ operation: SyncUpOperation) {
+                call = SyncUpPacker.collectionCall(operation)
+                objectType = operation.objectType
+                parents = operation.key.child == nil
+            }
+
+            init(_ part: SyncUpRequest.CollectionPart) {
+                call = part.call
+                objectType = part.objectType
+                parents = part.parents
             }
         }
 
+        /// Whether `operations` fit in the request being filled: counted, not placed (placing a
+        /// trial copy would copy the calls' operations for every tree tried).
         func fits(_ operations: [SyncUpOperation]) -> Bool {
-            var trial = self
-            trial.place(operations)
-            return trial.parts.count <= OrgLimits.heavySubrequests
-        }
-
-        mutating func add(_ operations: [SyncUpOperation]) {
-            place(operations)
-        }
-
-        private mutating func place(_ operations: [SyncUpOperation]) {
+            var calls = parts.map { (kind: Kind($0), count: $0.operations.count) }
             for operation in operations {
-                if let index = slot(for: operation, in: parts) {
+                let kind = Kind(operation)
+                if let index = calls.firstIndex(where: { $0.kind == kind && $0.count < OrgLimits.collection }) {
+                    calls[index].count += 1
+                } else {
+                    calls.append((kind, 1))
+                }
+            }
+            return calls.count <= OrgLimits.heavySubrequests
+        }
+
+        /// Places `operations`, each in an open call of its kind with room, or a new one.
+        mutating func add(_ operations: [SyncUpOperation]) {
+            for operation in operations {
+                let kind = Kind(operation)
+                if let index = parts.firstIndex(where: { Kind($0) == kind && $0.operations.count < OrgLimits.collection }) {
                     parts[index].operations.append(operation)
                 } else {
-                    parts.append(SyncUpRequest.CollectionPart(call: SyncUpPacker.collectionCall(operation), objectType: operation.objectType,
-                                                              parents: operation.key.child == nil, operations: [operation]))
+                    parts.append(SyncUpRequest.CollectionPart(call: kind.call, objectType: kind.objectType, parents: kind.parents,
+                                                              operations: [operation]))
                 }
             }
         }
