@@ -15,8 +15,22 @@ extension OrgEngine {
         guard !ids.isEmpty, ids.count <= limit else {
             throw APIError(400, "EXCEEDED_ID_LIMIT", "record limit reached. cannot submit more than \(limit) records into this call")
         }
-        let records = try transaction { db throws(APIError) in
-            ids.map { id in (try? existingRecord(db, object: object, id: id)).map { recordJSON($0, version: version, fields: fields.isEmpty ? nil : ["Id"] + fields) } ?? .null }
+        let selected = selectedFields(of: object, fields.isEmpty ? nil : ["Id"] + fields)
+        // Read in one go, only the fields asked for; an id that is malformed, of another object,
+        // missing or deleted gives null.
+        let normalized = ids.map { id in SalesforceId.normalize(id).flatMap { SalesforceId.prefix(of: $0) == object.keyPrefix ? $0 : nil } }
+        let records = try transaction { db throws(APIError) -> [JSONValue] in
+            let found: [String: StoredRecord]
+            do {
+                let stored = try RecordStore.fetch(db, ids: Array(Set(normalized.compactMap { $0 })), keeping: Set(selected))
+                found = Dictionary(stored.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+            } catch {
+                throw APIError(500, "UNKNOWN_EXCEPTION", "\(error)")
+            }
+            return normalized.map { id in
+                guard let record = id.flatMap({ found[$0] }), !record.isDeleted else { return .null }
+                return recordJSON(record, object: object, version: version, selected: selected)
+            }
         }
         return .json(200, .array(records))
     }

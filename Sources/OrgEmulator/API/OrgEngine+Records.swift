@@ -198,12 +198,19 @@ extension OrgEngine {
     /// A record as the API returns it: `attributes`, then the fields (all, or the named ones).
     func recordJSON(_ record: StoredRecord, version: String, fields names: [String]? = nil) -> JSONValue {
         let object = schema.object(record.type)!
-        var output = JSONObject()
-        output["attributes"] = ["type": .string(object.name), "url": .string("/services/data/v\(version)/sobjects/\(object.name)/\(record.id)")]
-        for field in object.fields where names.map({ $0.contains { $0.lowercased() == field.name.lowercased() } }) ?? true {
-            output[field.name] = record.fields[field.name] ?? .null
-        }
-        return .object(output)
+        return recordJSON(record, object: object, version: version, selected: selectedFields(of: object, names))
+    }
+
+    /// The names of `object`'s fields among `names` (any case; all when `nil`), in describe order.
+    func selectedFields(of object: ObjectSchema, _ names: [String]?) -> [String] {
+        let wanted = names.map { Set($0.map { $0.lowercased() }) }
+        return object.fields.map(\.name).filter { wanted?.contains($0.lowercased()) ?? true }
+    }
+
+    /// A record as the API returns it, with the fields `selected` (from ``selectedFields(of:_:)``).
+    func recordJSON(_ record: StoredRecord, object: ObjectSchema, version: String, selected: [String]) -> JSONValue {
+        let attributes: JSONValue = ["type": .string(object.name), "url": .string("/services/data/v\(version)/sobjects/\(object.name)/\(record.id)")]
+        return .object(JSONObject(uniqueKeysWithValues: [("attributes", attributes)] + selected.map { ($0, record.fields[$0] ?? .null) }))
     }
 
     /// Runs `body` in one write transaction, rolled back when it throws. Inside a Composite
