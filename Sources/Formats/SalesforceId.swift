@@ -9,7 +9,6 @@ public enum SalesforceId {
         String((value?.stringValue ?? "").prefix(15))
     }
 
-    private static let checksumAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ012345")
     private static let checksumBytes = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ012345".utf8)
     private static let base62 = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".utf8)
 
@@ -25,7 +24,7 @@ public enum SalesforceId {
     private static func appendChecksum(to bytes: inout [UInt8]) {
         for chunk in 0..<3 {
             var bits = 0
-            for position in 0..<5 where (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(bytes[chunk * 5 + position]) {
+            for position in 0..<5 where isUpper(bytes[chunk * 5 + position]) {
                 bits |= 1 << position
             }
             bytes.append(checksumBytes[bits])
@@ -50,28 +49,36 @@ public enum SalesforceId {
     /// The canonical 18-character form of an id given as 15 or 18 characters, or `nil` when it is
     /// not a well-formed id (wrong length, characters, or checksum).
     public static func normalize(_ id: String) -> String? {
-        guard id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else { return nil }
-        switch id.count {
+        let bytes = Array(id.utf8)
+        guard bytes.allSatisfy({ isUpper($0) || isLower($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
+        switch bytes.count {
         case 15:
-            return eighteen(id)
+            var eighteen = bytes
+            appendChecksum(to: &eighteen)
+            return String(decoding: eighteen, as: UTF8.self)
         case 18:
             // The 18-character form is case-insensitive: its checksum says which letters of the
             // first 15 characters are upper case, so the original id can be restored.
-            let characters = Array(id)
-            var restored = ""
+            var restored = Array(bytes[0..<15])
             for chunk in 0..<3 {
-                guard let bits = checksumAlphabet.firstIndex(of: Character(characters[15 + chunk].uppercased())) else { return nil }
+                guard let bits = checksumBytes.firstIndex(of: upper(bytes[15 + chunk])) else { return nil }
                 for position in 0..<5 {
-                    let character = characters[chunk * 5 + position]
-                    restored += bits & (1 << position) != 0 ? character.uppercased() : character.lowercased()
+                    let index = chunk * 5 + position
+                    restored[index] = bits & (1 << position) != 0 ? upper(restored[index]) : lower(restored[index])
                 }
             }
-            let expected = eighteen(restored)
-            return expected.uppercased() == id.uppercased() ? expected : nil
+            appendChecksum(to: &restored)
+            guard zip(restored, bytes).allSatisfy({ upper($0) == upper($1) }) else { return nil }
+            return String(decoding: restored, as: UTF8.self)
         default:
             return nil
         }
     }
+
+    private static func isUpper(_ byte: UInt8) -> Bool { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) }
+    private static func isLower(_ byte: UInt8) -> Bool { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) }
+    private static func upper(_ byte: UInt8) -> UInt8 { isLower(byte) ? byte - 32 : byte }
+    private static func lower(_ byte: UInt8) -> UInt8 { isUpper(byte) ? byte + 32 : byte }
 
     /// The key prefix (first 3 characters).
     public static func prefix(of id: String) -> String { String(id.prefix(3)) }

@@ -42,6 +42,12 @@ import Testing
         #expect(SalesforceId.normalize(String(id.prefix(15)) + "ZZZ") == nil, "a wrong checksum is refused")
         #expect(SalesforceId.normalize("not an id") == nil)
         #expect(SalesforceId.key(nil) == "")
+        // Salesforce's documented example, in both spellings and any case.
+        #expect(SalesforceId.normalize("001xx000003DGb1") == "001xx000003DGb1AAG")
+        #expect(SalesforceId.normalize("001XX000003DGB1AAG") == "001xx000003DGb1AAG")
+        #expect(SalesforceId.normalize("001xx000003DGb1AA-") == nil)
+        #expect(SalesforceId.normalize("001xx000003DGé1") == nil)
+        #expect(SalesforceId.make(prefix: "001", counter: 61) == "0010S000000000zQAA")
     }
 }
 

@@ -12,7 +12,7 @@ extension OrgEngine {
     }
 
     func liveRecordExists(_ db: Database, id: String) -> Bool {
-        (try? Bool.fetchOne(db, sql: "SELECT COUNT(*) > 0 FROM records WHERE id = ? AND isDeleted = 0", arguments: [id])) ?? false
+        (try? Bool.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) > 0 FROM records WHERE id = ? AND isDeleted = 0"), arguments: [id])) ?? false
     }
 
     /// Creates a record and returns its id.
