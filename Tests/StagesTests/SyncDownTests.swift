@@ -298,4 +298,56 @@ import Testing
         let sync = try await SoupStore.openForReading(path: pipeline.store).sync(named: "bulk")
         #expect(sync.status == .done && sync.totalSize == 3 && sync.maxTimeStamp > 0)
     }
+    /// A page is written while the next is read and merged: a record of the page under way that
+    /// comes again in the next one is read once written, so it is stored once (updated, not
+    /// created twice). Records fold onto 200 ids here, the second page's onto the first's.
+    @Test func aRecordOfThePageBeingWrittenThatComesAgainIsStoredOnce() async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        var registry = testRegistry
+        registry.register(syncDownTarget: ["folding"]) { sync, settings in FoldingTarget(inner: try SOQLSyncDownTarget(sync: sync, settings: settings)) }
+        let syncs = """
+            [ { "syncName": "fold", "syncType": "syncDown", "soupName": "Accounts",
+                "target": { "type": "folding", "query": "SELECT Name FROM Account WHERE Name LIKE 'F%' ORDER BY Name", "maxBatchSize": 200 } } ]
+            """
+        let pipeline = try bench.pipeline(syncs: syncs, stages: #"[ { "id": "down", "type": "syncDown", "sync": "fold" } ]"#, registry: registry)
+        for chunk in Array(0..<300).chunked(into: 200) {
+            _ = try await bench.client.createRecords(chunk.map { ["attributes": ["type": "Account"], "Name": .string(String(format: "F%03d", $0))] })
+        }
+        let outcome = try await bench.run(pipeline)
+        #expect(outcome.exitCode == 0, "\(outcome.report.stages[0].error ?? "")")
+        #expect(outcome.report.stages[0].byObject == ["Account": ["created": 200, "updated": 100]])
+        let accounts = try await bench.entries("Accounts", pipeline)
+        #expect(accounts.count == 200)
+        let names = Dictionary(accounts.map { ($0["Id"]?.stringValue ?? "", $0["Name"]?.stringValue ?? "") }, uniquingKeysWith: { $1 })
+        #expect(names["folded-0"] == "F200" && names["folded-99"] == "F299" && names["folded-100"] == "F100")
+        let sync = try await SoupStore.openForReading(path: pipeline.store).sync(named: "fold")
+        #expect(sync.status == .done && sync.totalSize == 300)
+    }
+}
+
+/// A SOQL target whose record `F<n>` is stored under the id `folded-<n % 200>`.
+struct FoldingTarget: SyncDownTarget {
+    let inner: SOQLSyncDownTarget
+
+    func fold(_ records: [JSONObject]) -> [JSONObject] {
+        records.map { record in
+            var folded = record
+            let number = Int(record["Name"]?.stringValue?.dropFirst() ?? "") ?? 0
+            folded["Id"] = .string("folded-\(number % 200)")
+            return folded
+        }
+    }
+
+    func queries(since: Int64?) throws -> [SyncDownQuery] { try inner.queries(since: since) }
+
+    func save(_ records: [JSONObject], from query: SyncDownQuery, in context: SyncDownContext) async throws -> SyncDownPageOutcome {
+        try await inner.save(fold(records), from: query, in: context)
+    }
+
+    func changes(for records: [JSONObject], from query: SyncDownQuery, in context: SyncDownContext) async throws -> SyncDownPageChanges? {
+        try await inner.changes(for: fold(records), from: query, in: context)
+    }
+
+    func cleanGhosts(in context: SyncDownContext) async throws -> StageResult { try await inner.cleanGhosts(in: context) }
 }

@@ -15,6 +15,9 @@ public struct SoupChangeSet: Sendable {
     /// Soups whose saved entries all hold what the org just sent (sync down): their data fields
     /// are recorded as confirmed, new entries included.
     public var confirmEverySave: Set<String> = []
+    /// A sync's state saved with the changes, in their transaction: the progress they make is
+    /// recorded if and only if they are (a sync down's page and how far the sync has got).
+    public var syncState: SyncState?
 
     public init() {}
 
@@ -25,21 +28,45 @@ public struct SoupChangeSet: Sendable {
     public mutating func delete(_ id: Int64, from soup: String) { deletions[soup, default: []].append(id) }
 
     /// `true` when applying would change nothing.
-    public var isEmpty: Bool { saves.isEmpty && deletions.isEmpty && confirmed.isEmpty && settledJournalIds.isEmpty }
+    public var isEmpty: Bool {
+        saves.isEmpty && deletions.isEmpty && confirmed.isEmpty && settledJournalIds.isEmpty && syncState == nil
+    }
+}
+
+/// A change set made ready to write (``SoupStore/prepare(_:)``): JSON text, index and confirmed
+/// values computed.
+public struct PreparedChangeSet: Sendable {
+    fileprivate var changes: SoupChangeSet
+    fileprivate var entries: [PreparedEntries]
 }
 
 extension SoupStore {
     /// Applies a change set atomically: all of it, or (on error) none of it.
     public func apply(_ changes: SoupChangeSet) async throws {
-        guard !changes.isEmpty else { return }
-        // Entries are made ready to write (JSON text, index and confirmed values) on every core
-        // before the transaction, so the store's single writer spends its time in SQLite only.
+        try await startApply(try await prepare(changes)).value()
+    }
+
+    /// Makes a change set ready to write, on every core, so the store's single writer spends its
+    /// time in SQLite only.
+    public func prepare(_ changes: SoupChangeSet) async throws -> PreparedChangeSet {
         var prepared: [PreparedEntries] = []
         for (soup, entries) in changes.saves.sorted(by: { $0.key < $1.key }) {
             prepared.append(try await prepare(entries, for: soup, confirming: changes.confirmEverySave.contains(soup)))
         }
-        try await pool.write { [prepared] db in
-            for entries in prepared {
+        return PreparedChangeSet(changes: changes, entries: prepared)
+    }
+
+    /// Queues a prepared change set's transaction on the store's writer and returns at once (see
+    /// ``PendingWrite``): a sync down reads its next page while the store writes this one.
+    public func startApply(_ prepared: PreparedChangeSet) -> PendingWrite<Void> {
+        let pending = PendingWrite<Void>()
+        let changes = prepared.changes
+        guard !changes.isEmpty else {
+            pending.finish(.success(()))
+            return pending
+        }
+        pool.asyncWrite({ db in
+            for entries in prepared.entries {
                 _ = try self.write(entries, externalIdPath: SyncField.soupEntryId, db)
             }
             for (soup, values) in changes.confirmed.sorted(by: { $0.key < $1.key }) {
@@ -49,6 +76,10 @@ extension SoupStore {
                 _ = try Self.delete(ids: ids, from: soup, db)
             }
             try Self.removeFromJournal(ids: changes.settledJournalIds, db)
-        }
+            if let sync = changes.syncState { try Self.saveSync(sync, db) }
+        }, completion: { _, result in
+            pending.finish(result)
+        })
+        return pending
     }
 }

@@ -69,17 +69,19 @@ extension SoupStore {
 
     /// Saves a sync's state (status, progress, sizes, times, error).
     public func saveSync(_ sync: SyncState) async throws {
-        try await pool.write { db in
-            try db.execute(sql: """
-                UPDATE syncs SET status = ?, progress = ?, totalSize = ?, maxTimeStamp = ?, startTime = ?, endTime = ?, error = ?,
-                  target = ?, options = ?
-                WHERE id = ?
-                """, arguments: [
-                    sync.status.rawValue, sync.progress, sync.totalSize, sync.maxTimeStamp, sync.startTime, sync.endTime,
-                    sync.error, JSONValue.object(sync.target).jsonString, JSONValue.object(sync.options).jsonString, sync.id,
-                ])
-            guard db.changesCount == 1 else { throw SoupStoreError.unknownSync(sync.name) }
-        }
+        try await pool.write { db in try Self.saveSync(sync, db) }
+    }
+
+    static func saveSync(_ sync: SyncState, _ db: Database) throws {
+        try db.execute(sql: """
+            UPDATE syncs SET status = ?, progress = ?, totalSize = ?, maxTimeStamp = ?, startTime = ?, endTime = ?, error = ?,
+              target = ?, options = ?
+            WHERE id = ?
+            """, arguments: [
+                sync.status.rawValue, sync.progress, sync.totalSize, sync.maxTimeStamp, sync.startTime, sync.endTime,
+                sync.error, JSONValue.object(sync.target).jsonString, JSONValue.object(sync.options).jsonString, sync.id,
+            ])
+        guard db.changesCount == 1 else { throw SoupStoreError.unknownSync(sync.name) }
     }
 
     /// Marks every RUNNING sync STOPPED, as Mobile Sync does when its manager starts: a sync found

@@ -48,6 +48,14 @@ public actor SyncStateTracker {
         try await save()
     }
 
+    /// Takes a state saved with a page's writes (``SoupChangeSet/syncState``) as the sync's own
+    /// once they are committed, and reports its progress when that moved.
+    public func committed(_ saved: SyncState) {
+        let moved = (saved.status, saved.progress, saved.totalSize) != (state.status, state.progress, state.totalSize)
+        state = saved
+        if moved { progress.update(sync: state.name, status: state.status.rawValue, progress: state.progress, totalSize: state.totalSize) }
+    }
+
     /// Stores a new `maxTimeStamp` (epoch milliseconds) when it is later than the stored one,
     /// without a progress report.
     public func raiseMaxTimeStamp(to milliseconds: Int64) async throws {

@@ -76,11 +76,21 @@ public struct ParentChildrenSyncDownTarget: SyncDownTarget {
     }
 
     public func save(_ records: [JSONObject], from query: SyncDownQuery, in context: SyncDownContext) async throws -> SyncDownPageOutcome {
-        query.name == "children" ? try await saveChildren(records, in: context) : try await saveTrees(records, in: context)
+        let page = try await pageChanges(for: records, from: query, in: context)
+        try await context.store.apply(page.changes)
+        return page.outcome
+    }
+
+    public func changes(for records: [JSONObject], from query: SyncDownQuery, in context: SyncDownContext) async throws -> SyncDownPageChanges? {
+        try await pageChanges(for: records, from: query, in: context)
+    }
+
+    private func pageChanges(for records: [JSONObject], from query: SyncDownQuery, in context: SyncDownContext) async throws -> SyncDownPageChanges {
+        query.name == "children" ? try await childrenChanges(records, in: context) : try await treeChanges(records, in: context)
     }
 
     /// Parents with their nested children.
-    private func saveTrees(_ records: [JSONObject], in context: SyncDownContext) async throws -> SyncDownPageOutcome {
+    private func treeChanges(_ records: [JSONObject], in context: SyncDownContext) async throws -> SyncDownPageChanges {
         var outcome = SyncDownPageOutcome()
         let store = context.store
         let parentIds = records.compactMap { $0[parent.idFieldName] }.filter { !$0.isNull }
@@ -122,12 +132,11 @@ public struct ParentChildrenSyncDownTarget: SyncDownTarget {
                 outcome.stored(nestedDate: ServerTimestamp.milliseconds(kid[children.modificationDateFieldName]))
             }
         }
-        try await store.apply(changes)
-        return outcome
+        return SyncDownPageChanges(changes: changes, outcome: outcome, ids: Set((parentIds + childIds).map { SalesforceId.key($0) }))
     }
 
     /// Children fetched on their own (changed under unchanged parents).
-    private func saveChildren(_ records: [JSONObject], in context: SyncDownContext) async throws -> SyncDownPageOutcome {
+    private func childrenChanges(_ records: [JSONObject], in context: SyncDownContext) async throws -> SyncDownPageChanges {
         var outcome = SyncDownPageOutcome()
         let store = context.store
         let parentIds = records.compactMap { $0[children.parentIdFieldName] }.filter { !$0.isNull }
@@ -150,8 +159,8 @@ public struct ParentChildrenSyncDownTarget: SyncDownTarget {
                              changes: &changes, result: &outcome.result)
             outcome.stored(date: ServerTimestamp.milliseconds(record[children.modificationDateFieldName]))
         }
-        try await store.apply(changes)
-        return outcome
+        // The parents too: a later page's child of one reads its siblings.
+        return SyncDownPageChanges(changes: changes, outcome: outcome, ids: Set((parentIds + childIds).map { SalesforceId.key($0) }))
     }
 
     /// Parents, then children: a local entry of the sync is a ghost when the org's answer to the

@@ -50,6 +50,16 @@ public struct SOQLSyncDownTarget: SyncDownTarget {
     }
 
     public func save(_ records: [JSONObject], from query: SyncDownQuery, in context: SyncDownContext) async throws -> SyncDownPageOutcome {
+        let page = try await pageChanges(for: records, in: context)
+        try await context.store.apply(page.changes)
+        return page.outcome
+    }
+
+    public func changes(for records: [JSONObject], from query: SyncDownQuery, in context: SyncDownContext) async throws -> SyncDownPageChanges? {
+        try await pageChanges(for: records, in: context)
+    }
+
+    private func pageChanges(for records: [JSONObject], in context: SyncDownContext) async throws -> SyncDownPageChanges {
         var outcome = SyncDownPageOutcome()
         let ids = records.compactMap { $0[idFieldName] }.filter { !$0.isNull }
         let existing = try await context.store.entriesToSyncOver(in: soupName, where: idFieldName, in: ids, syncId: context.syncId)
@@ -66,8 +76,7 @@ public struct SOQLSyncDownTarget: SyncDownTarget {
                              changes: &changes, result: &outcome.result)
             outcome.stored(date: ServerTimestamp.milliseconds(record[modificationDateFieldName]))
         }
-        try await context.store.apply(changes)
-        return outcome
+        return SyncDownPageChanges(changes: changes, outcome: outcome, ids: Set(ids.map { SalesforceId.key($0) }))
     }
 
     public func cleanGhosts(in context: SyncDownContext) async throws -> StageResult {

@@ -24,39 +24,104 @@ struct SyncDownEngine {
         var total = 0
         var done = 0
         var newest = since ?? -1
-        for query in try target.queries(since: since) {
-            var first = true
-            func store(_ page: QueryPage) async throws -> Bool {
-                if first {
-                    total += page.totalSize
-                    try await tracker.setTotalSize(total)
-                    first = false
+        // A page's write runs while the next page is read and merged; it carries the sync's state
+        // after it (progress, maxTimeStamp), so what the store says is done is what it holds.
+        var writes = PageWrites(tracker: tracker)
+        do {
+            for query in try target.queries(since: since) {
+                var first = true
+                func store(_ page: QueryPage) async throws -> Bool {
+                    if first {
+                        total += page.totalSize
+                        try await writes.settle()
+                        try await tracker.setTotalSize(total)
+                        first = false
+                    }
+                    guard var planned = try await target.changes(for: page.records, from: query, in: context) else {
+                        // A target that stores through `save` alone: one page at a time.
+                        try await writes.settle()
+                        let outcome = try await target.save(page.records, from: query, in: context)
+                        let stamp = account(outcome, records: page.records.count)
+                        if query.orderedByModification, let stamp { try await tracker.raiseMaxTimeStamp(to: stamp) }
+                        try await tracker.advance(done: done)
+                        return !Task.isCancelled
+                    }
+                    if writes.overlaps(planned.ids) {
+                        // A record of the page being written comes again: read it once written.
+                        try await writes.settle()
+                        planned = try await target.changes(for: page.records, from: query, in: context) ?? planned
+                    }
+                    let stamp = account(planned.outcome, records: page.records.count)
+                    try await writes.start(planned, done: done, raisingMaxTimeStampTo: query.orderedByModification ? stamp : nil,
+                                           in: context.store)
+                    return !Task.isCancelled
                 }
-                let outcome = try await target.save(page.records, from: query, in: context)
-                for (object, counts) in outcome.result.byObject { for (key, value) in counts { result.add(key, value, object: object) } }
-                if let stamp = outcome.maxTimeStamp { newest = max(newest, stamp) }
-                // Mid-run, maxTimeStamp follows only the field the query is ordered by: a nested
-                // child newer than the parents of later pages must not let a resume skip them.
-                if query.orderedByModification, let stamp = outcome.orderedMaxTimeStamp {
-                    try await tracker.raiseMaxTimeStamp(to: stamp)
+                /// Counts a stored page; returns the newest date of the records the query is
+                /// ordered by (mid-run, maxTimeStamp follows only that field: a nested child newer
+                /// than the parents of later pages must not let a resume skip them).
+                func account(_ outcome: SyncDownPageOutcome, records: Int) -> Int64? {
+                    for (object, counts) in outcome.result.byObject { for (key, value) in counts { result.add(key, value, object: object) } }
+                    if let stamp = outcome.maxTimeStamp { newest = max(newest, stamp) }
+                    done += records
+                    return outcome.orderedMaxTimeStamp
                 }
-                done += page.records.count
-                try await tracker.advance(done: done)
-                return !Task.isCancelled
+                if query.bulk {
+                    for try await page in bulkPages(of: query) where try await !store(page) { break }
+                } else {
+                    for try await page in context.client.queryPages(query.query, batchSize: query.batchSize) where try await !store(page) { break }
+                }
+                try await writes.settle()
+                if Task.isCancelled {
+                    try await tracker.finish(.stopped)
+                    return result
+                }
             }
-            if query.bulk {
-                for try await page in bulkPages(of: query) where try await !store(page) { break }
-            } else {
-                for try await page in context.client.queryPages(query.query, batchSize: query.batchSize) where try await !store(page) { break }
-            }
-            if Task.isCancelled {
-                try await tracker.finish(.stopped)
-                return result
-            }
+        } catch {
+            // What was written before the failure stays accounted.
+            try? await writes.settle()
+            throw error
         }
         try await tracker.raiseMaxTimeStamp(to: newest)
         try await tracker.finish(.done)
         return result
+    }
+
+    /// The page write under way, with the sync's state it saves and the ids it stores.
+    struct PageWrites {
+        let tracker: SyncStateTracker
+        private var pending: (write: PendingWrite<Void>, ids: Set<String>, state: SyncState)?
+
+        init(tracker: SyncStateTracker) {
+            self.tracker = tracker
+        }
+
+        /// Whether the page being written stores one of `ids`.
+        func overlaps(_ ids: Set<String>) -> Bool {
+            pending.map { !$0.ids.isDisjoint(with: ids) } ?? false
+        }
+
+        /// Prepares a page's write while the one under way runs, waits for that one, then queues
+        /// this one — never behind a write that failed, whose state it would carry past — saving
+        /// the sync's state with it: `done` records handled and, when given, `maxTimeStamp` raised.
+        mutating func start(_ page: SyncDownPageChanges, done: Int, raisingMaxTimeStampTo stamp: Int64?, in store: SoupStore) async throws {
+            var state: SyncState
+            if let pending { state = pending.state } else { state = await tracker.state }
+            if state.totalSize > 0 && done < state.totalSize { state.progress = done * 100 / state.totalSize }
+            if let stamp, stamp > state.maxTimeStamp { state.maxTimeStamp = stamp }
+            var changes = page.changes
+            changes.syncState = state
+            let prepared = try await store.prepare(changes)
+            try await settle()
+            pending = (store.startApply(prepared), page.ids, state)
+        }
+
+        /// Waits for the write under way; once committed, its state is the sync's.
+        mutating func settle() async throws {
+            guard let current = pending else { return }
+            pending = nil
+            try await current.write.value()
+            await tracker.committed(current.state)
+        }
     }
 
     /// The pages of a Bulk 2.0 query job: its size from a COUNT() query, its rows as the text Bulk

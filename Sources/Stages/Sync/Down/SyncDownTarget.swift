@@ -13,6 +13,11 @@ public protocol SyncDownTarget: Sendable {
     /// Stores one page of records fetched by `query` (one of `queries(since:)`).
     func save(_ records: [JSONObject], from query: SyncDownQuery, in context: SyncDownContext) async throws -> SyncDownPageOutcome
 
+    /// What storing one page would write, without writing it: the sync down then writes it —
+    /// with the sync's progress, in one transaction — while it reads and merges the next page.
+    /// `nil` (the default) when the target only stores through ``save(_:from:in:)``.
+    func changes(for records: [JSONObject], from query: SyncDownQuery, in context: SyncDownContext) async throws -> SyncDownPageChanges?
+
     /// Removes the clean local entries of the sync that the org no longer holds (never a dirty
     /// entry, nor a parent with a dirty child); returns `ghostsRemoved` per object.
     func cleanGhosts(in context: SyncDownContext) async throws -> StageResult
@@ -59,6 +64,21 @@ public struct SyncDownContext: Sendable {
     }
 }
 
+/// What storing one page writes (``SyncDownTarget/changes(for:from:in:)``).
+public struct SyncDownPageChanges: Sendable {
+    public var changes: SoupChangeSet
+    public var outcome: SyncDownPageOutcome
+    /// The ids (``SalesforceId/key(_:)``) of the records the page stores: a later page holding
+    /// one of them is read only once this one is written.
+    public var ids: Set<String>
+
+    public init(changes: SoupChangeSet, outcome: SyncDownPageOutcome, ids: Set<String>) {
+        self.changes = changes
+        self.outcome = outcome
+        self.ids = ids
+    }
+}
+
 /// What storing one page did.
 public struct SyncDownPageOutcome: Sendable {
     /// `created`, `updated`, `unchanged` and `conflicts`, per object.
@@ -90,6 +110,10 @@ public struct SyncDownPageOutcome: Sendable {
 }
 
 extension SyncDownTarget {
+    public func changes(for records: [JSONObject], from query: SyncDownQuery, in context: SyncDownContext) async throws -> SyncDownPageChanges? {
+        nil
+    }
+
     /// `field >= since` as a SOQL condition (org timestamps have whole seconds: `>=` misses nothing
     /// changed in the same second as the last sync; what comes again is stored unchanged).
     public static func changedSince(_ field: String, _ since: Int64) throws -> SOQLCondition {
