@@ -316,7 +316,7 @@ import Testing
         var last = try await bench.run(pipeline)
         var created = SyncUpIntegrityTests.created(last)
         try await bench.setFaults([:])
-        if profile.timeouts { try await Task.sleep(for: .seconds(2.5)) }
+        if profile.timeouts { try await Task.sleep(for: .seconds(4.5)) }
         for _ in 0..<3 where last.exitCode != 0 {
             last = try await bench.run(pipeline)
             created += SyncUpIntegrityTests.created(last)

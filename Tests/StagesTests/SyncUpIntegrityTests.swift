@@ -143,7 +143,7 @@ import Testing
         #expect((counts["uncertain"] ?? 0) + (counts["created"] ?? 0) == 8,
                 "the accounts in flight and the contacts waiting on them are reported: \(first.report.stages[0])")
         try await bench.setFaults([:])
-        try await Task.sleep(for: .seconds(1.5))
+        try await Task.sleep(for: .seconds(3.5))
         let second = try await bench.run(pipeline)
         #expect(second.exitCode == 0, "\(second.report.stages[0])")
         #expect(Self.created(first) + Self.created(second) == 8)
@@ -187,7 +187,7 @@ import Testing
         #expect(first.report.stages[0].counts["uncertain"] == 15)
         try await bench.setFaults([:])
         // Real time, not the org's clock: the org's own deadline decides whether the write ran.
-        try await Task.sleep(for: .seconds(3.5))
+        try await Task.sleep(for: .seconds(5.5))
         let second = try await bench.run(pipeline)
         #expect(second.exitCode == 0, "\(second.report.stages[0])")
         #expect(Self.created(second) == 15)
@@ -223,7 +223,7 @@ import Testing
         #expect(first.exitCode == 3, "uncertain, not guessed: \(first.report.stages[0])")
         #expect(first.report.stages[0].counts["uncertain"] == 15)
         try await bench.setFaults([:])
-        try await Task.sleep(for: .seconds(3.5))
+        try await Task.sleep(for: .seconds(5.5))
         let second = try await bench.run(pipeline)
         #expect(second.exitCode == 0, "\(second.report.stages[0])")
         #expect(Self.created(first) + Self.created(second) == 15)
@@ -386,7 +386,7 @@ import Testing
         let first = try await bench.run(pipeline)
         try await bench.setFaults([:])
         // A lost write none of whose records the org holds is decided once its deadline has passed.
-        try await Task.sleep(for: .seconds(3))
+        try await Task.sleep(for: .seconds(5))
         let second = try await bench.run(pipeline)
         #expect(second.exitCode == 0, "\(first.report.stages[0]) → \(second.report.stages[0])")
         #expect(Self.created(first) + Self.created(second) == 120)

@@ -64,7 +64,7 @@ import Testing
         created += SyncUpIntegrityTests.created(first)
         try await bench.setFaults([:])
         // Writes the client gave up on are decided once the org's deadline has passed.
-        if profile.timeouts { try await Task.sleep(for: .seconds(2.5)) }
+        if profile.timeouts { try await Task.sleep(for: .seconds(4.5)) }
         var last = first
         for _ in 0..<2 where last.exitCode != 0 {
             last = try await bench.run(pipeline)

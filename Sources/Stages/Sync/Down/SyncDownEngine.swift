@@ -5,8 +5,9 @@ import Logging
 import Soups
 
 /// Runs a sync down: fetches page by page what the target's queries return — everything, or what
-/// changed since the sync's `maxTimeStamp` — stores each page in one transaction, and keeps the
-/// sync state current (size, progress, `maxTimeStamp` from the records stored, as instants).
+/// changed since the sync's `maxTimeStamp` — and stores each page in one transaction with the
+/// sync's state after it (size, progress, `maxTimeStamp` from the records stored, as instants),
+/// writing one page while the next is read and merged.
 struct SyncDownEngine {
     let target: any SyncDownTarget
     let context: SyncDownContext

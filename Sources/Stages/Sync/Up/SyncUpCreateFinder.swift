@@ -26,7 +26,7 @@ struct SyncUpCreateFinder {
     let store: SoupStore
     let target: any SyncUpTarget
     let userId: String
-    /// Milliseconds from a write's send to the end of its window.
+    /// Milliseconds from a write's send to the end of its window (when the org can no longer apply it).
     let windowMs: Int64
     /// Clock-precision slack on both sides of a window (org dates have whole seconds).
     static let slackMs: Int64 = 3000
@@ -38,7 +38,7 @@ struct SyncUpCreateFinder {
         self.store = store
         self.target = target
         userId = try await client.currentUserId()
-        windowMs = Int64(client.writeSettlingSeconds * 1000)
+        windowMs = SyncUpSender.settlingMs(client)
     }
 
     /// The writes in groups small enough for one query each.

@@ -333,7 +333,7 @@ struct SyncUpJournalReconciler {
         /// did not find it was sent): its deadline had passed, or the org started after it was sent.
         func settled(_ journal: SyncJournalEntry, askedAt: Int64) -> Bool {
             if let restart = reconciler.client.writesSettledBefore, journal.sentAt < restart { return true }
-            let settledBy = journal.settledBy ?? (journal.sentAt + Int64(reconciler.client.writeSettlingSeconds * 1000))
+            let settledBy = journal.settledBy ?? (journal.sentAt + SyncUpSender.settlingMs(reconciler.client))
             return askedAt > settledBy
         }
 

@@ -225,12 +225,24 @@ struct SyncUpSender {
     /// carry it as a margin, and an attempt leaving more than half of it late is stamped again.
     static let stampMarginMs: Int64 = 200
 
+    /// How long after the client gave up a request may still reach the org: bytes written just
+    /// before the timeout travel on (network latency, a busy server reading late), and the org's
+    /// deadline runs from their arrival. Without it a create arriving a moment after the timeout
+    /// could be applied after a reconciliation that found nothing had decided to send it again.
+    static let arrivalSlackMs: Int64 = 2000
+
+    /// From a write's stamp to when the org can no longer apply it: the client's timeout, the
+    /// org's deadline, and both margins above.
+    static func settlingMs(_ client: any OrgClient) -> Int64 {
+        Int64(client.writeSettlingSeconds * 1000) + stampMarginMs + arrivalSlackMs
+    }
+
     /// A write leaving now: when, on our clock and (as far as we can tell) the org's, and until
     /// when the org may still apply it.
     private func sendTimes() async -> (sentAt: Int64, serverSentAt: Int64, settledBy: Int64) {
         let now = Timestamp.milliseconds(Date())
         let offset = await client.serverClockOffset()
-        return (now, now + offset, now + Int64(client.writeSettlingSeconds * 1000) + Self.stampMarginMs)
+        return (now, now + offset, now + Self.settlingMs(client))
     }
 
     /// Records a request's writes before it leaves: what is sent, when (on our clock and, as far
