@@ -252,8 +252,7 @@ extension OrgEngine {
         results.reserveCapacity(rows.count)
         do {
             try writeBlock { db in
-                // An insert's ids in one block (a row that fails leaves its id unused, as in an org).
-                var ids = operation == "insert" ? try RecordStore.reserveIds(db, prefix: object.keyPrefix, count: rows.count) : 0..<0
+                var ids = operation == "insert" ? try RecordStore.reserveIds(db, prefix: object.keyPrefix, count: rows.count) : nil
                 for row in rows {
                     var fields = JSONObject()
                     var id = ""
@@ -267,8 +266,7 @@ extension OrgEngine {
                             let resolved = try self.resolveRelationshipColumns(fields, object: object, db: db)
                             switch operation {
                             case "insert":
-                                let id = ids.popFirst().map { SalesforceId.make(prefix: object.keyPrefix, counter: $0) }
-                                return (try self.createRecord(db, object: object, input: resolved, reservedId: id), true)
+                                return (try self.createRecord(db, object: object, input: resolved, reservedId: ids?.take()), true)
                             case "update":
                                 try self.updateRecord(db, object: object, id: id, input: resolved)
                                 return (id, false)

@@ -57,14 +57,14 @@ extension OrgEngine {
             }
             let allOrNone = body["allOrNone"]?.boolValue ?? false
             let upsertTarget = parts.count == 2 ? (try object(named: parts[0]), parts[1]) : nil
-            // A create's ids in one block per object (a record that fails leaves its id unused).
+            // A create's ids in one block per object.
             var creates: [String: Int] = [:]
             if request.method == "POST" {
                 for record in records {
                     if let type = record["attributes"]?["type"]?.stringValue, let prefix = schema.object(type)?.keyPrefix { creates[prefix, default: 0] += 1 }
                 }
             }
-            var reserved: [String: Range<Int64>] = [:]
+            var reserved: [String: RecordStore.IdBlock] = [:]
             let reserve = { (db: Database) throws in
                 for (prefix, count) in creates { reserved[prefix] = try RecordStore.reserveIds(db, prefix: prefix, count: count) }
             }
@@ -87,8 +87,8 @@ extension OrgEngine {
                     if record["Id"] != nil || record["id"] != nil {
                         throw APIError.invalidField("The Id field should not be specified in the sobject data.", fields: ["Id"])
                     }
-                    let id = reserved[object.keyPrefix]?.popFirst().map { SalesforceId.make(prefix: object.keyPrefix, counter: $0) }
-                    return ["id": .string(try createRecord(db, object: object, input: record, reservedId: id)), "success": true, "errors": []]
+                    let id = try createRecord(db, object: object, input: record, reservedId: reserved[object.keyPrefix]?.take())
+                    return ["id": .string(id), "success": true, "errors": []]
                 }
                 guard let id = record["Id"]?.stringValue ?? record["id"]?.stringValue else {
                     throw APIError(400, "MISSING_ARGUMENT", "Id not specified in an update call", fields: [])

@@ -216,23 +216,27 @@ extension OrgEngine {
         switch rest.first {
         case "sobjects": return request.method != "GET"
         case "composite":
-            // A POST naming a type is a retrieve ({"ids", "fields"}), not a write.
-            if rest.count > 1 && rest[1] == "sobjects" { return request.method != "GET" && !(request.method == "POST" && rest.count == 3) }
+            if rest.count > 1 && rest[1] == "sobjects" { return writes(method: request.method, rest: rest) }
             if rest.count > 1 && rest[1] == "tree" { return true }
             guard let body = try? JSONParser.parse(request.body).value else { return false }
             let subrequests = body["compositeRequest"]?.arrayValue ?? body["batchRequests"]?.arrayValue
                 ?? (body["graphs"]?.arrayValue ?? []).flatMap { $0["compositeRequest"]?.arrayValue ?? [] }
             return subrequests.contains { subrequest in
-                let method = subrequest["method"]?.stringValue ?? "GET"
                 let path = Self.components(Self.splitURL(subrequest["url"]?.stringValue ?? "").0)
-                let isRetrieve = method == "POST" && path.count == 6 && path[3] == "composite" && path[4] == "sobjects"
-                return method != "GET" && !isRetrieve
+                return writes(method: subrequest["method"]?.stringValue ?? "GET", rest: Array(path.dropFirst(3)))
             }
         case "jobs":
             return rest.count == 3 && rest[1] == "ingest" && request.method == "PATCH"
                 && (try? JSONParser.parse(request.body).value["state"]?.stringValue) == "UploadComplete"
         default: return false
         }
+    }
+
+    /// Whether a call (or a Composite subrequest) under `/services/data/vNN.N/` writes: anything
+    /// but a GET, save a Collections retrieve by request body (a POST naming a type).
+    private static func writes(method: String, rest: [String]) -> Bool {
+        let isRetrieve = method == "POST" && rest.count == 3 && rest[0] == "composite" && rest[1] == "sobjects"
+        return method != "GET" && !isRetrieve
     }
 
     func resourceIndex(version: String) -> JSONValue {

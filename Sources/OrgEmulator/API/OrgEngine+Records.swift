@@ -16,7 +16,8 @@ extension OrgEngine {
     }
 
     /// Creates a record and returns its id.
-    /// - Parameter reservedId: an id taken for it beforehand (``RecordStore/reserveIds(_:prefix:count:)``).
+    /// - Parameter reservedId: an id taken for it beforehand (``RecordStore/reserveIds(_:prefix:count:)``);
+    ///   a new one is taken when `nil`.
     func createRecord(_ db: Database, object: ObjectSchema, input: JSONObject, reservedId: String? = nil) throws(APIError) -> String {
         guard !Self.readOnlyObjects.contains(object.name) else {
             throw APIError(400, "INVALID_TYPE", "sObject type '\(object.name)' cannot be created in the emulator")

@@ -61,16 +61,28 @@ final class RecordStore: Sendable {
 
     /// A new id for an object with key prefix `prefix`.
     static func nextId(_ db: Database, prefix: String) throws -> String {
-        SalesforceId.make(prefix: prefix, counter: try reserveIds(db, prefix: prefix, count: 1).lowerBound)
+        var block = try reserveIds(db, prefix: prefix, count: 1)
+        return block.take()!
     }
 
-    /// The counters of `count` new ids of the objects with key prefix `prefix`, taken in one
-    /// statement (a load takes a block of them for its rows).
-    static func reserveIds(_ db: Database, prefix: String, count: Int) throws -> Range<Int64> {
+    /// `count` new ids of the objects with key prefix `prefix`, taken in one statement (a load
+    /// takes a block for its rows; a row that fails leaves its id unused, as in an org).
+    static func reserveIds(_ db: Database, prefix: String, count: Int) throws -> IdBlock {
         let first = try Int64.fetchOne(db.cachedStatement(sql: """
             INSERT INTO counters (prefix, next) VALUES (?1, 1 + ?2) ON CONFLICT (prefix) DO UPDATE SET next = next + ?2 RETURNING next - ?2
             """), arguments: [prefix, count]) ?? 1
-        return first..<first + Int64(count)
+        return IdBlock(prefix: prefix, counters: first..<first + Int64(count))
+    }
+
+    /// Ids taken together (``reserveIds(_:prefix:count:)``), handed out in order.
+    struct IdBlock {
+        let prefix: String
+        var counters: Range<Int64>
+
+        /// The next id of the block; `nil` once it is used up.
+        mutating func take() -> String? {
+            counters.popFirst().map { SalesforceId.make(prefix: prefix, counter: $0) }
+        }
     }
 
     static func save(_ db: Database, _ record: StoredRecord) throws {

@@ -76,9 +76,7 @@ public struct ParentChildrenSyncDownTarget: SyncDownTarget {
     }
 
     public func save(_ records: [JSONObject], from query: SyncDownQuery, in context: SyncDownContext) async throws -> SyncDownPageOutcome {
-        let page = try await pageChanges(for: records, from: query, in: context)
-        try await context.store.apply(page.changes)
-        return page.outcome
+        try await context.store(pageChanges(for: records, from: query, in: context))
     }
 
     public func changes(for records: [JSONObject], from query: SyncDownQuery, in context: SyncDownContext) async throws -> SyncDownPageChanges? {

@@ -50,9 +50,7 @@ public struct SOQLSyncDownTarget: SyncDownTarget {
     }
 
     public func save(_ records: [JSONObject], from query: SyncDownQuery, in context: SyncDownContext) async throws -> SyncDownPageOutcome {
-        let page = try await pageChanges(for: records, in: context)
-        try await context.store.apply(page.changes)
-        return page.outcome
+        try await context.store(pageChanges(for: records, in: context))
     }
 
     public func changes(for records: [JSONObject], from query: SyncDownQuery, in context: SyncDownContext) async throws -> SyncDownPageChanges? {

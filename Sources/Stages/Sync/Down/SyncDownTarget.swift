@@ -62,6 +62,13 @@ public struct SyncDownContext: Sendable {
         self.syncId = syncId
         self.mergeMode = mergeMode
     }
+
+    /// Writes a page's changes and returns its outcome: ``SyncDownTarget/save(_:from:in:)`` for a
+    /// target that implements ``SyncDownTarget/changes(for:from:in:)``.
+    public func store(_ page: SyncDownPageChanges) async throws -> SyncDownPageOutcome {
+        try await store.apply(page.changes)
+        return page.outcome
+    }
 }
 
 /// What storing one page writes (``SyncDownTarget/changes(for:from:in:)``).
