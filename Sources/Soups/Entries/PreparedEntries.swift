@@ -9,8 +9,6 @@ public struct PreparedEntries: Sendable {
     public let soupName: String
     let table: SoupTable
     let entries: [PreparedEntry]
-    /// Whether each entry's data fields are to be recorded as what the org confirmed.
-    let confirming: Bool
 
     /// The number of entries.
     public var count: Int { entries.count }

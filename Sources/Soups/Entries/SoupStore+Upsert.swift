@@ -19,15 +19,18 @@ extension SoupStore {
     /// Computes the JSON text and index values of entries for `soupName`, on both cores, outside
     /// any transaction. A bulk load prepares its next batch while the previous one is written.
     public func prepare(_ entries: [JSONObject], for soupName: String) async throws -> PreparedEntries {
-        try await prepare(entries, for: soupName, confirming: false)
+        try await prepare(entries, for: soupName, confirmingAll: false, confirming: [])
     }
 
-    /// ``prepare(_:for:)``, with the JSON of each entry's data fields when `confirming` (written as
-    /// what the org confirmed, see ``setConfirmed(_:in:)``).
-    func prepare(_ entries: [JSONObject], for soupName: String, confirming: Bool) async throws -> PreparedEntries {
+    /// ``prepare(_:for:)``, with the JSON of the data fields of every entry (`confirmingAll`) or of
+    /// the entries `confirming` names by `_soupEntryId`, written as what the org confirmed (see
+    /// ``setConfirmed(_:in:)``).
+    func prepare(_ entries: [JSONObject], for soupName: String, confirmingAll: Bool, confirming: Set<Int64>) async throws -> PreparedEntries {
         let table = try await pool.read { db in try SoupTable.load(db, soupName: soupName) }
-        let prepared = try await entries.concurrentMap { PreparedEntry($0, table: table, confirming: confirming) }
-        return PreparedEntries(soupName: soupName, table: table, entries: prepared, confirming: confirming)
+        let prepared = try await entries.concurrentMap { entry in
+            PreparedEntry(entry, table: table, confirming: confirmingAll || (!confirming.isEmpty && entry.soupEntryId.map(confirming.contains) == true))
+        }
+        return PreparedEntries(soupName: soupName, table: table, entries: prepared)
     }
 
     /// Writes prepared entries in one transaction, as ``upsert(_:into:externalIdPath:)`` does (they
@@ -61,7 +64,7 @@ extension SoupStore {
             throw SoupStoreError.notIndexed(soup: prepared.soupName, path: externalIdPath)
         }
         let entries = table.spec == prepared.table.spec
-            ? prepared.entries : prepared.entries.map { PreparedEntry($0.entry, table: table, confirming: prepared.confirming) }
+            ? prepared.entries : prepared.entries.map { PreparedEntry($0.entry, table: table, confirming: $0.confirmed != nil) }
         let writer = try EntryWriter(table: table, filters: valueFilters(for: table), db: db)
         var ids: [Int64] = []
         ids.reserveCapacity(entries.count)

@@ -8,8 +8,9 @@ public struct SoupChangeSet: Sendable {
     public var saves: [String: [JSONObject]] = [:]
     /// `_soupEntryId`s to delete, by soup.
     public var deletions: [String: [Int64]] = [:]
-    /// What the org confirmed, by soup and `_soupEntryId` (see ``SoupStore/setConfirmed(_:in:)``).
-    public var confirmed: [String: [Int64: JSONObject]] = [:]
+    /// Saved entries (by soup, their `_soupEntryId`s) whose data fields are what the org confirmed
+    /// (see ``SoupStore/setConfirmed(_:in:)``): recorded in the entry's own write.
+    public var confirmedSaves: [String: Set<Int64>] = [:]
     /// Journal entries whose outcome is now settled.
     public var settledJournalIds: [Int64] = []
     /// Soups whose saved entries all hold what the org just sent (sync down): their data fields
@@ -21,15 +22,22 @@ public struct SoupChangeSet: Sendable {
 
     public init() {}
 
-    /// Saves `entry` into `soup`.
-    public mutating func save(_ entry: JSONObject, in soup: String) { saves[soup, default: []].append(entry) }
+    /// Saves `entry` into `soup`; with `confirmed`, its data fields are recorded as what the org
+    /// confirmed (an entry known by its `_soupEntryId`).
+    public mutating func save(_ entry: JSONObject, in soup: String, confirmed: Bool = false) {
+        saves[soup, default: []].append(entry)
+        if confirmed, let id = entry.soupEntryId { confirm(id, in: soup) }
+    }
+
+    /// Records the data fields the entry `id` of `soup` is saved with as what the org confirmed.
+    public mutating func confirm(_ id: Int64, in soup: String) { confirmedSaves[soup, default: []].insert(id) }
 
     /// Deletes the entry `id` of `soup`.
     public mutating func delete(_ id: Int64, from soup: String) { deletions[soup, default: []].append(id) }
 
     /// `true` when applying would change nothing.
     public var isEmpty: Bool {
-        saves.isEmpty && deletions.isEmpty && confirmed.isEmpty && settledJournalIds.isEmpty && syncState == nil
+        saves.isEmpty && deletions.isEmpty && settledJournalIds.isEmpty && syncState == nil
     }
 }
 
@@ -51,7 +59,8 @@ extension SoupStore {
     public func prepare(_ changes: SoupChangeSet) async throws -> PreparedChangeSet {
         var prepared: [PreparedEntries] = []
         for (soup, entries) in changes.saves.sorted(by: { $0.key < $1.key }) {
-            prepared.append(try await prepare(entries, for: soup, confirming: changes.confirmEverySave.contains(soup)))
+            prepared.append(try await prepare(entries, for: soup, confirmingAll: changes.confirmEverySave.contains(soup),
+                                              confirming: changes.confirmedSaves[soup] ?? []))
         }
         return PreparedChangeSet(changes: changes, entries: prepared)
     }
@@ -68,9 +77,6 @@ extension SoupStore {
         pool.asyncWrite({ db in
             for entries in prepared.entries {
                 _ = try self.write(entries, externalIdPath: SyncField.soupEntryId, db)
-            }
-            for (soup, values) in changes.confirmed.sorted(by: { $0.key < $1.key }) {
-                try Self.setConfirmed(values, in: soup, db)
             }
             for (soup, ids) in changes.deletions.sorted(by: { $0.key < $1.key }) {
                 _ = try Self.delete(ids: ids, from: soup, db)

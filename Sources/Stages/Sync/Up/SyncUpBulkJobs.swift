@@ -74,7 +74,13 @@ struct SyncUpBulkJobs {
             if let index = open[key], jobs[index].columns != table.columns {
                 table = SyncUpBulkTable(kind: kind, externalIdField: field, columns: jobs[index].columns, records: records)
             }
-            let lines = table.rows.map { Array((CSVLine.encode($0.map { $0 ?? "" }) + "\n").utf8) }
+            let lines = table.rows.map { row in
+                var line: [UInt8] = []
+                line.reserveCapacity(64)
+                CSVLine.append(row.lazy.map { $0 ?? "" }, to: &line)
+                line.append(UInt8(ascii: "\n"))
+                return line
+            }
             var start = 0
             while start < group.count {
                 let index = try await openJob(key, columns: table.columns, checkBudget: checkBudget)

@@ -57,17 +57,17 @@ struct SyncUpEngine {
         var pending: [SyncUpJournalReconciler.EntryKey: SyncUpResultFiles.Row] = [:]
 
         /// Entries a page settled: merged into the run's tally, they leave its pending rows.
-        var settled = Set<SyncUpJournalReconciler.EntryKey>()
+        var settled: [SyncUpJournalReconciler.EntryKey] = []
 
         mutating func settle(_ key: SyncUpJournalReconciler.EntryKey) {
-            pending[key] = nil
-            settled.insert(key)
+            if !pending.isEmpty { pending[key] = nil }
+            settled.append(key)
         }
 
         /// Adds a page's tally (pages of a Bulk sync up run side by side, each with its own).
         mutating func merge(_ page: Tally) {
             result.merge(page.result)
-            for key in page.settled { pending[key] = nil }
+            if !pending.isEmpty { for key in page.settled { pending[key] = nil } }
             pending.merge(page.pending) { $1 }
         }
 
@@ -434,7 +434,7 @@ struct SyncUpEngine {
                             changes.save(entry, in: reference.soup)
                             positions[entryId] = changes.saves[reference.soup]!.count - 1
                         }
-                        if !entry.isDirty { changes.confirmed[reference.soup, default: [:]][entryId] = entry.dataFields }
+                        if !entry.isDirty { changes.confirm(entryId, in: reference.soup) }
                     }
                 }
             }
@@ -508,8 +508,7 @@ struct SyncUpEngine {
                 if removed.contains(key) {
                     changes.delete(record.entryId, from: record.soup)
                 } else {
-                    changes.save(record.entry, in: record.soup)
-                    if !record.isDirty { changes.confirmed[record.soup, default: [:]][record.entryId] = record.entry.dataFields }
+                    changes.save(record.entry, in: record.soup, confirmed: !record.isDirty)
                 }
             }
         }

@@ -154,8 +154,7 @@ struct SyncUpJournalReconciler {
                         if let date = record[dateField] { entry[dateField] = date }
                         entry.markClean()
                         entries[key] = entry
-                        changes.save(entry, in: key.soup)
-                        changes.confirmed[key.soup, default: [:]][key.id] = entry.dataFields
+                        changes.save(entry, in: key.soup, confirmed: true)
                     }
                     try await store.apply(changes)
                 }
@@ -357,14 +356,13 @@ struct SyncUpJournalReconciler {
                 entry[SyncField.locallyCreated] = .bool(false)
             } else if linkHolds && journal.payload.allSatisfy({ entry[$0.key] == $0.value }) {
                 entry.markClean()
-                changes.confirmed[key.soup, default: [:]][key.id] = entry.dataFields
             } else {
                 entry[SyncField.locallyCreated] = .bool(false)
                 entry[SyncField.locallyUpdated] = .bool(true)
                 entry[SyncField.lastError] = .null
             }
             entries[key] = entry
-            changes.save(entry, in: key.soup)
+            changes.save(entry, in: key.soup, confirmed: !entry.isDirty)
             changes.settledJournalIds.append(journal.id)
             outcome.adopted += 1
             outcome.rows.append(SyncUpResultFiles.Row(
@@ -389,7 +387,7 @@ struct SyncUpJournalReconciler {
                     } else {
                         changes.save(entry, in: reference.soup)
                     }
-                    if !entry.isDirty { changes.confirmed[reference.soup, default: [:]][entryId] = entry.dataFields }
+                    if !entry.isDirty { changes.confirm(entryId, in: reference.soup) }
                 }
             }
         }

@@ -7,6 +7,9 @@ struct RecordKey: Hashable, Sendable {
     var tree: Int
     var child: Int?
 
+    /// One word hashed, not two and an optional's tag: a page keys several tables by record.
+    func hash(into hasher: inout Hasher) { hasher.combine(tree << 20 | ((child ?? -1) + 1)) }
+
     /// A reference id unique within a request, usable in `@{ref.id}`.
     var referenceId: String { child.map { "t\(tree)c\($0)" } ?? "t\(tree)p" }
 }

@@ -50,26 +50,62 @@ actor SyncUpResultFiles {
     /// and field count, so the final CSV pads it without parsing it again.
     func add(_ rows: [Row]) throws {
         var pending: [String: [UInt8]] = [:]
+        var line: [UInt8] = []
+        // Rows come in runs of one object and kind: the file's name is made once a run.
+        var current: (object: String, kind: Kind, name: String)?
         for row in rows {
-            let name = "\(row.object)-\(row.kind.rawValue)"
-            if spools[name] == nil {
-                try PrivateFiles.createDirectory(directory)
-                let path = (directory as NSString).appendingPathComponent(".\(name).\(stageId).spool")
-                guard PrivateFiles.createFile(path), let handle = FileHandle(forWritingAtPath: path) else {
-                    throw StageFailure(.failed, "\(path): cannot write sync-up results")
+            let name: String
+            if let current, current.kind == row.kind, current.object == row.object {
+                name = current.name
+            } else {
+                name = "\(row.object)-\(row.kind.rawValue)"
+                current = (row.object, row.kind, name)
+                try openSpool(name)
+            }
+            // Fields in the order of the columns known (the usual case) add none.
+            let inOrder = row.fields.count <= spools[name]!.columns.count
+                && zip(row.fields.keys, spools[name]!.columns).allSatisfy { $0 == $1 }
+            if !inOrder {
+                for key in row.fields.keys where spools[name]!.known.insert(key).inserted { spools[name]!.columns.append(key) }
+            }
+            let columns = spools[name]!.columns
+            line.removeAll(keepingCapacity: true)
+            for (index, fixed) in [stageId, row.operation, String(row.entryId), row.localId ?? "", row.id ?? "", row.errorCode ?? "",
+                                   row.errorMessage ?? ""].enumerated() {
+                if index > 0 { line.append(UInt8(ascii: ",")) }
+                CSVLine.appendField(fixed, to: &line)
+            }
+            if inOrder {
+                for (_, value) in row.fields {
+                    line.append(UInt8(ascii: ","))
+                    CSVLine.appendField(Self.cell(value), to: &line)
                 }
-                spools[name] = Spool(handle: handle, path: path)
+                line.append(contentsOf: repeatElement(UInt8(ascii: ","), count: columns.count - row.fields.count))
+            } else {
+                for column in columns {
+                    line.append(UInt8(ascii: ","))
+                    if let value = row.fields[column] { CSVLine.appendField(Self.cell(value), to: &line) }
+                }
             }
-            for key in row.fields.keys where spools[name]!.known.insert(key).inserted { spools[name]!.columns.append(key) }
-            let values = spools[name]!.columns.map { column -> String in
-                guard let value = row.fields[column] else { return "" }
-                return value.stringValue ?? (value.isNull ? "" : value.jsonString)
-            }
-            let fixed = [stageId, row.operation, String(row.entryId), row.localId ?? "", row.id ?? "", row.errorCode ?? "", row.errorMessage ?? ""]
-            let line = Array(CSVLine.encode(fixed + values).utf8)
-            Self.appendFrame(line, fields: fixed.count + values.count, to: &pending[name, default: []])
+            Self.appendFrame(line, fields: 7 + columns.count, to: &pending[name, default: []])
         }
         for (name, bytes) in pending { spools[name]!.handle.write(Data(bytes)) }
+    }
+
+    /// A field's cell: a string as it is, null empty, anything else as JSON.
+    private static func cell(_ value: JSONValue) -> String {
+        value.stringValue ?? (value.isNull ? "" : value.jsonString)
+    }
+
+    /// Creates the spool of `name` unless it exists.
+    private func openSpool(_ name: String) throws {
+        guard spools[name] == nil else { return }
+        try PrivateFiles.createDirectory(directory)
+        let path = (directory as NSString).appendingPathComponent(".\(name).\(stageId).spool")
+        guard PrivateFiles.createFile(path), let handle = FileHandle(forWritingAtPath: path) else {
+            throw StageFailure(.failed, "\(path): cannot write sync-up results")
+        }
+        spools[name] = Spool(handle: handle, path: path)
     }
 
     /// A spooled line: its byte length and field count (4 bytes each, little-endian), then the line.
