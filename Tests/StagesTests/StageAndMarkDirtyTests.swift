@@ -235,6 +235,44 @@ import Testing
         #expect(again.report.stages[2].counts["unchanged"] == 1500)
     }
 
+    /// `markDirty` of every entry with one flag is done in SQL (``SoupStore/flagAll(_:in:)``): the
+    /// same entries, counts and index columns as the entry-by-entry path a `where` takes.
+    @Test func flaggingEveryEntryMatchesTheEntryByEntryPath() async throws {
+        func load(where condition: String?) async throws -> (RunOutcome, [JSONObject], [JSONObject]) {
+            let directory = try makeTemporaryDirectory()
+            try write("Name,Industry\nAcme,Tech\nGlobex,Energy\nInitech,Banking\nUmbrella,Pharma\n", to: "accounts.csv", in: directory)
+            let (outcome, store) = try await run(directory, """
+                [ { "id": "csv", "type": "extract.csv", "file": "accounts.csv", "sobjectType": "Account" },
+                  { "id": "stage", "type": "stage", "from": "csv", "soup": "AccountSoup", "matchOn": "Name" },
+                  { "id": "one", "type": "markDirty", "after": ["stage"], "soup": "AccountSoup", "where": "Name = 'Acme'", "as": "updated" },
+                  { "id": "two", "type": "markDirty", "after": ["one"], "soup": "AccountSoup", "where": "Name = 'Globex'", "as": "deleted" },
+                  { "id": "all", "type": "markDirty", "after": ["two"], "soup": "AccountSoup", "as": "updated"
+                    \(condition.map { ", \"where\": \"\($0)\"" } ?? "") } ]
+                """)
+            // Ids are `local_` ids of each run, and dates its own: the rest must match.
+            let strip: (JSONObject) -> JSONObject = { entry in
+                var entry = entry
+                for field in ["Id", SyncField.soupLastModifiedDate, SyncField.soupCreatedDate] { entry[field] = nil }
+                return entry
+            }
+            let all = try await entries(store, "AccountSoup").map(strip)
+            // Found through the `__local__` index column the flagging wrote.
+            let dirty = try await store.entries(in: "AccountSoup", where: SyncField.local, in: [true])[true] ?? []
+            return (outcome, all, dirty.map(strip))
+        }
+        let (fast, fastEntries, fastDirty) = try await load(where: nil)
+        let (slow, slowEntries, slowDirty) = try await load(where: "Name != null")
+        #expect(fast.exitCode == 0 && slow.exitCode == 0)
+        #expect(fast.report.stages[4].counts == ["read": 4, "created": 0, "updated": 3, "deleted": 0, "unchanged": 1])
+        #expect(fast.report.stages[4].counts == slow.report.stages[4].counts)
+        #expect(fast.report.stages[4].byObject == slow.report.stages[4].byObject)
+        #expect(fastEntries == slowEntries)
+        #expect(fastEntries.allSatisfy { $0[SyncField.local] == true && $0[SyncField.locallyUpdated] == true })
+        #expect(fastEntries[1][SyncField.locallyDeleted] == true)
+        #expect(fastDirty.count == 4)
+        #expect(fastDirty == slowDirty)
+    }
+
     @Test func settingsAreCheckedAgainstTheSoups() throws {
         let directory = try makeTemporaryDirectory()
         let errors = loadErrors("""

@@ -13,6 +13,16 @@ public struct MarkDirtyStage: Stage {
 
     enum Mode: String, CaseIterable {
         case created, updated, deleted, auto
+
+        /// The flag every chosen entry takes; `nil` for `auto`, which decides per entry.
+        var flag: String? {
+            switch self {
+            case .created: SyncField.locallyCreated
+            case .updated: SyncField.locallyUpdated
+            case .deleted: SyncField.locallyDeleted
+            case .auto: nil
+            }
+        }
     }
 
     let soup: String
@@ -36,6 +46,14 @@ public struct MarkDirtyStage: Stage {
 
     public func run(in context: StageContext) async throws -> StageResult {
         var result = StageResult()
+        // Every entry, one flag: set in the store, without reading the entries.
+        if condition == nil, let flag = mode.flag, let counts = try await context.store.flagAll(flag, in: soup) {
+            let countKey = mode == .created ? StageCounts.created : mode == .deleted ? StageCounts.deleted : StageCounts.updated
+            for (object, count) in counts.flagged.sorted(by: { $0.key < $1.key }) { result.add(countKey, count, object: object) }
+            for (object, count) in counts.unchanged.sorted(by: { $0.key < $1.key }) { result.add(StageCounts.unchanged, count, object: object) }
+            result.add(StageCounts.read, counts.flagged.values.reduce(0, +) + counts.unchanged.values.reduce(0, +))
+            return result
+        }
         let evaluator = SOQLEvaluator(nowMilliseconds: Timestamp.milliseconds(.now))
         var afterId: Int64 = 0
         // One page's write runs on the store's writer while the next page is read and flagged.
@@ -52,9 +70,7 @@ public struct MarkDirtyStage: Stage {
                 let object = entry["attributes"]?["type"]?.stringValue ?? soup
                 let flag: String?
                 switch mode {
-                case .created: flag = SyncField.locallyCreated
-                case .updated: flag = SyncField.locallyUpdated
-                case .deleted: flag = SyncField.locallyDeleted
+                case .created, .updated, .deleted: flag = mode.flag
                 case .auto:
                     let id = entry["Id"]?.stringValue ?? ""
                     if id.isEmpty || SyncField.isLocalId(id) {
