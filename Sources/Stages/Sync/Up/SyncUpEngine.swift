@@ -287,8 +287,8 @@ struct SyncUpEngine {
         var results = SyncUpSender.Results()
         var originalIds: [RecordKey: String?] = [:]
         for (index, tree) in trees.enumerated() {
-            for (position, record) in tree.records.enumerated() {
-                let key = RecordKey(tree: index, child: position == 0 ? nil : position - 1)
+            for (child, record) in tree.positionedRecords {
+                let key = RecordKey(tree: index, child: child)
                 originalIds[key] = record.id
                 // An earlier run gave up on it after a lost answer: the org may have applied it.
                 if record.lastErrorCode == SyncUpError.answerLost { results.mayHaveBeenApplied.insert(key) }
@@ -304,8 +304,8 @@ struct SyncUpEngine {
                 ? try await SyncUpConflictChecker(client: client, target: target).conflicts(in: trees) : [:]
         }
         for (index, reason) in conflicts {
-            for (position, record) in trees[index].records.enumerated() where record.isDirty {
-                let key = RecordKey(tree: index, child: position == 0 ? nil : position - 1)
+            for (child, record) in trees[index].positionedRecords where record.isDirty {
+                let key = RecordKey(tree: index, child: child)
                 final[key] = .failed(SyncUpError(status: 409, code: "CONFLICT", message: "left dirty: \(reason) (LEAVE_IF_CHANGED)"))
                 trees[index][key.child].entry[SyncField.lastError] = .string(JSONValue.object(final[key]!.error!.json).jsonString)
             }
@@ -503,8 +503,8 @@ struct SyncUpEngine {
         var page = PageOutcome()
         let touched = Set(final.keys.map(\.tree))
         for index in touched.sorted() {
-            for (position, record) in trees[index].records.enumerated() {
-                let key = RecordKey(tree: index, child: position == 0 ? nil : position - 1)
+            for (child, record) in trees[index].positionedRecords {
+                let key = RecordKey(tree: index, child: child)
                 if removed.contains(key) {
                     changes.delete(record.entryId, from: record.soup)
                 } else {

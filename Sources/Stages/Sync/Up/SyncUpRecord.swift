@@ -101,7 +101,9 @@ public struct SyncUpRecord: Sendable {
                 fields[name] = value
             }
         }
-        for name in [idField, modificationDateField] + Self.systemFields { fields[name] = nil }
+        fields[idField] = nil
+        fields[modificationDateField] = nil
+        for name in Self.systemFields { fields[name] = nil }
         return fields
     }
 

@@ -22,22 +22,19 @@ struct SyncUpResultApplier {
     func apply(_ outcomes: [RecordKey: SyncUpOutcome], kinds: [RecordKey: SyncUpOperation.Kind], to trees: inout [SyncUpTree],
                removed: inout Set<RecordKey>, final: inout [RecordKey: SyncUpOutcome], allowRerun: Bool) -> PassResult {
         var result = PassResult()
-        let byTree = Dictionary(grouping: outcomes.keys, by: \.tree)
-        for (index, keys) in byTree {
-            var tree = trees[index]
-            let parentKey = RecordKey(tree: index, child: nil)
-            if let outcome = outcomes[parentKey] {
-                final[parentKey] = outcome
-                applyToParent(outcome, kind: kinds[parentKey], tree: &tree, index: index, removed: &removed, final: &final,
+        // Tree by tree, each parent before its children; trees are changed in place (a copy
+        // would copy every entry it touches).
+        for (key, outcome) in outcomes.sorted(by: { ($0.key.tree, $0.key.child ?? -1) < ($1.key.tree, $1.key.child ?? -1) }) {
+            if let position = key.child {
+                guard !removed.contains(key) else { continue }
+                final[key] = outcome
+                applyToChild(outcome, kind: kinds[key], position: position, tree: &trees[key.tree], index: key.tree, removed: &removed,
+                             final: &final, allowRerun: allowRerun, result: &result)
+            } else {
+                final[key] = outcome
+                applyToParent(outcome, kind: kinds[key], tree: &trees[key.tree], index: key.tree, removed: &removed, final: &final,
                               allowRerun: allowRerun, result: &result)
             }
-            for key in keys.sorted(by: { ($0.child ?? -1) < ($1.child ?? -1) }) {
-                guard let position = key.child, let outcome = outcomes[key], !removed.contains(key) else { continue }
-                final[key] = outcome
-                applyToChild(outcome, kind: kinds[key], position: position, tree: &tree, index: index, removed: &removed,
-                             final: &final, allowRerun: allowRerun, result: &result)
-            }
-            trees[index] = tree
         }
         return result
     }

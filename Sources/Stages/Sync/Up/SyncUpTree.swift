@@ -25,6 +25,11 @@ public struct SyncUpTree: Sendable {
     /// Every record of the tree, parent first.
     public var records: [SyncUpRecord] { [parent] + children }
 
+    /// Each record with its position (`nil` for the parent), parent first — without building an array.
+    var positionedRecords: LazyMapSequence<Range<Int>, (child: Int?, record: SyncUpRecord)> {
+        (-1..<children.count).lazy.map { $0 < 0 ? (nil, parent) : ($0, children[$0]) }
+    }
+
     /// The record at `position` (`nil` = the parent).
     subscript(position: Int?) -> SyncUpRecord {
         get { position.map { children[$0] } ?? parent }
