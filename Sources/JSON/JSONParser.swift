@@ -169,12 +169,16 @@ private struct Parser {
             let keyLine = line
             let key = try parseString()
             try expectColon()
-            path.append(.key(key))
+            // The path is only kept through containers: a scalar holds no repeated key.
+            let nested = opensContainer
+            if nested { path.append(.key(key)) }
             let value = try parseValue(depth: depth)
             if object.updateValue(value, forKey: key) {
+                if !nested { path.append(.key(key)) }
                 duplicates.append(JSONDuplicateKey(path: renderPath(), line: keyLine))
+                if !nested { path.removeLast() }
             }
-            path.removeLast()
+            if nested { path.removeLast() }
         } while try objectContinues()
         return .object(object)
     }
@@ -313,15 +317,24 @@ private struct Parser {
         }
         while true {
             skipWhitespace()
-            path.append(.index(array.count))
-            array.append(try parseValue(depth: depth))
-            path.removeLast()
+            if opensContainer {
+                path.append(.index(array.count))
+                array.append(try parseValue(depth: depth))
+                path.removeLast()
+            } else {
+                array.append(try parseValue(depth: depth))
+            }
             skipWhitespace()
             guard index < bytes.count else { throw error("unexpected end of input inside an array") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
             if bytes[index] == UInt8(ascii: "]") { index += 1; return .array(array) }
             throw error("expected ',' or ']' after an array element")
         }
+    }
+
+    /// `true` at the opening bracket of an object or array.
+    var opensContainer: Bool {
+        index < bytes.count && (bytes[index] == UInt8(ascii: "{") || bytes[index] == UInt8(ascii: "["))
     }
 
     func renderPath() -> String {

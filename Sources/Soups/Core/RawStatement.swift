@@ -83,6 +83,20 @@ final class RawStatement {
         return values
     }
 
+    /// Runs the statement and hands `body` each row's first column as an integer and its second
+    /// as UTF-8 text (bytes valid only during the call), without building rows or strings.
+    func forEachRow(_ body: (Int64, UnsafeBufferPointer<UInt8>) throws -> Void) throws {
+        defer { sqlite3_reset(statement) }
+        while true {
+            let code = sqlite3_step(statement)
+            if code == SQLITE_DONE { return }
+            guard code == SQLITE_ROW else { throw error(code) }
+            let text = sqlite3_column_text(statement, 1)
+            let count = Int(sqlite3_column_bytes(statement, 1))
+            try body(sqlite3_column_int64(statement, 0), UnsafeBufferPointer(start: text, count: text == nil ? 0 : count))
+        }
+    }
+
     private func error(_ code: Int32) -> DatabaseError {
         DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(connection)), sql: sql)
     }

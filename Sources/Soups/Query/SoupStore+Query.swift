@@ -33,11 +33,17 @@ extension SoupStore {
         try await pool.read { db in
             let table = try SoupTable.load(db, soupName: soupName)
             var found: [Int64: JSONObject] = [:]
+            found.reserveCapacity(ids.count)
+            var statement: (size: Int, raw: RawStatement)?
             for chunk in ids.chunked(into: 500) {
-                let rows = try Row.fetchAll(
-                    db, sql: "SELECT id, soup FROM \(table.tableName) WHERE id IN (\(chunk.map { _ in "?" }.joined(separator: ",")))",
-                    arguments: StatementArguments(chunk))
-                for row in rows { found[row["id"]] = try Self.decodeEntry(row["soup"]) }
+                if statement?.size != chunk.count {
+                    let sql = "SELECT id, soup FROM \(table.tableName) WHERE id IN (\(chunk.map { _ in "?" }.joined(separator: ",")))"
+                    statement = (chunk.count, try RawStatement(db, sql: sql))
+                }
+                let raw = statement!.raw
+                for (offset, id) in chunk.enumerated() { raw.bind(id, at: Int32(offset + 1)) }
+                // Parsed from SQLite's bytes: no row or string is built on the way.
+                try raw.forEachRow { id, text in found[id] = try Self.decodeEntry(text) }
             }
             return ids.compactMap { found[$0] }
         }
@@ -92,7 +98,12 @@ extension SoupStore {
     }
 
     static func decodeEntry(_ text: String) throws -> JSONObject {
-        guard let object = try JSONParser.parse(text).objectValue else {
+        try decodeEntry(text.utf8)
+    }
+
+    /// ``decodeEntry(_:)`` from UTF-8 bytes.
+    static func decodeEntry<Bytes: Collection<UInt8>>(_ text: Bytes) throws -> JSONObject {
+        guard let object = try JSONParser.parse(text).value.objectValue else {
             throw SoupStoreError.invalidSmartSQL("stored entry is not an object")
         }
         return object
