@@ -125,4 +125,28 @@ extension JSONObject {
         }
         bytes.append(UInt8(ascii: "}"))
     }
+
+    /// ``write(into:including:)``, also appending to `subset` the encoding of the members written
+    /// whose key passes `select` — each copied from the bytes just written, not encoded again.
+    public func write(into bytes: inout [UInt8], including include: (String) -> Bool, alsoInto subset: inout [UInt8],
+                      selecting select: (String) -> Bool) {
+        bytes.append(UInt8(ascii: "{"))
+        subset.append(UInt8(ascii: "{"))
+        var first = true
+        var firstSelected = true
+        for (key, value) in self where include(key) {
+            if !first { bytes.append(UInt8(ascii: ",")) }
+            first = false
+            let start = bytes.count
+            JSONValue.writeString(key, into: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+            value.write(into: &bytes)
+            guard select(key) else { continue }
+            if !firstSelected { subset.append(UInt8(ascii: ",")) }
+            firstSelected = false
+            subset.append(contentsOf: bytes[start...])
+        }
+        bytes.append(UInt8(ascii: "}"))
+        subset.append(UInt8(ascii: "}"))
+    }
 }

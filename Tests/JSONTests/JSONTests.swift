@@ -414,4 +414,22 @@ struct ErrorCase: Sendable, CustomTestStringConvertible {
         #expect(throws: JSONSyntaxError.self) { try JSONParser.parseObject(#"{"a":[1,2"#, keeping: ["b"]) }
         #expect(throws: JSONSyntaxError.self) { try JSONParser.parseObject(#"[1]"#, keeping: ["a"]) }
     }
+
+    /// Two filtered encodings written in one pass are the two written apart, byte for byte.
+    @Test func aSubsetWrittenAlongsideIsTheSubsetWrittenAlone() throws {
+        let object = try #require(JSONParser.parse(#"{"attributes":{"type":"A"},"Name":"Acme \"One\"","N":1.5,"#
+            + #""__local__":true,"List":[1,{"x":null}],"_soupEntryId":3,"Last":"é"}"#).objectValue)
+        let include: (String) -> Bool = { $0 != "_soupEntryId" }
+        for select in [{ (key: String) in !key.hasPrefix("_") && key != "attributes" }, { _ in false }, { _ in true }] {
+            var whole: [UInt8] = []
+            var subset: [UInt8] = []
+            object.write(into: &whole, including: include, alsoInto: &subset, selecting: select)
+            var aloneWhole: [UInt8] = []
+            var aloneSubset: [UInt8] = []
+            object.write(into: &aloneWhole, including: include)
+            object.write(into: &aloneSubset) { include($0) && select($0) }
+            #expect(whole == aloneWhole)
+            #expect(subset == aloneSubset)
+        }
+    }
 }

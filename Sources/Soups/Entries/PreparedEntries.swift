@@ -32,7 +32,16 @@ struct PreparedEntry: Sendable {
         self.entry = entry
         var bytes: [UInt8] = []
         bytes.reserveCapacity(256)
-        entry.write(into: &bytes) { $0 != SyncField.soupEntryId && $0 != SyncField.soupLastModifiedDate }
+        let stored: (String) -> Bool = { $0 != SyncField.soupEntryId && $0 != SyncField.soupLastModifiedDate }
+        if confirming {
+            // The data fields' JSON is copied from the entry's as it is written.
+            var data: [UInt8] = []
+            data.reserveCapacity(256)
+            entry.write(into: &bytes, including: stored, alsoInto: &data, selecting: JSONObject.isDataField)
+            confirmed = data
+        } else {
+            entry.write(into: &bytes, including: stored)
+        }
         json = bytes
         let wrapped = JSONValue.object(entry)
         indexValues = zip(table.spec.indexes, table.columns).compactMap { index, column in
@@ -42,12 +51,6 @@ struct PreparedEntry: Sendable {
         }
         local = entry.isDirty
         syncId = entry[SyncField.syncId]?.integerValue
-        if confirming {
-            var data: [UInt8] = []
-            data.reserveCapacity(bytes.count)
-            entry.write(into: &data, including: JSONObject.isDataField)
-            confirmed = data
-        }
     }
 
     /// The entry as stored: with its `_soupEntryId` and `_soupLastModifiedDate`.

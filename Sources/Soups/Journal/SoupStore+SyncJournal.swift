@@ -2,9 +2,9 @@ import GRDB
 import JSON
 
 extension SoupStore {
-    /// Records writes about to be sent (one transaction); returns the entries with their ids.
+    /// Records writes about to be sent (one transaction); returns their journal ids, in order.
     @discardableResult
-    public func appendToJournal(_ entries: [SyncJournalEntry]) async throws -> [SyncJournalEntry] {
+    public func appendToJournal(_ entries: [SyncJournalEntry]) async throws -> [Int64] {
         try await pool.write { db in
             let statement = try RawStatement(db, sql: """
                 INSERT INTO sync_journal (syncName, soupName, entryId, operation, objectType, recordId, payload, sentAt,
@@ -28,9 +28,7 @@ extension SoupStore {
                 ]
                 for (offset, value) in rest.enumerated() { statement.bind(value, at: Int32(offset + 8)) }
                 try statement.execute()
-                var stored = entry
-                stored.id = db.lastInsertedRowID
-                return stored
+                return db.lastInsertedRowID
             }
         }
     }

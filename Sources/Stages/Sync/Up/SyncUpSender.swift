@@ -252,7 +252,9 @@ struct SyncUpSender {
     func journal(_ operations: [SyncUpOperation], bulkJobId: String? = nil) async throws -> (ids: [RecordKey: Int64], sentAt: Int64) {
         guard !operations.isEmpty else { return ([:], Timestamp.milliseconds(Date())) }
         let times = await sendTimes()
-        let byKey = Dictionary(operations.map { ($0.key, $0) }, uniquingKeysWith: { $1 })
+        // Only writes linked to their parent need to find it among the others.
+        let byKey = operations.contains { $0.journalLink != nil }
+            ? Dictionary(operations.map { ($0.key, $0) }, uniquingKeysWith: { $1 }) : [:]
         let entries = operations.map { operation in
             var payload = operation.fields
             var link: SyncJournalEntry.Link?
@@ -266,8 +268,8 @@ struct SyncUpSender {
                                     payload: payload, sentAt: times.sentAt, serverSentAt: times.serverSentAt, settledBy: times.settledBy,
                                     link: link, bulkJobId: bulkJobId)
         }
-        let stored = try await store.appendToJournal(entries)
-        return (Dictionary(zip(operations.map(\.key), stored.map(\.id)), uniquingKeysWith: { $1 }), times.sentAt)
+        let ids = try await store.appendToJournal(entries)
+        return (Dictionary(zip(operations.lazy.map(\.key), ids), uniquingKeysWith: { $1 }), times.sentAt)
     }
 
     // MARK: Sending
