@@ -14,6 +14,8 @@ final class EntryWriter {
     /// The same two, also writing what the org confirmed (`_confirmed`), prepared when first needed.
     private var confirmingStatements: (insert: RawStatement, update: RawStatement)?
     private var findByExternalId: (path: String, statement: RawStatement)?
+    /// The full-text paths and the statements that replace an entry's row, prepared when first needed.
+    private var fullText: (paths: [String], delete: RawStatement, insert: RawStatement)?
     private var nextId: Int64
     /// The stored JSON of the entry being written, reused from one entry to the next.
     private var text: [UInt8] = []
@@ -137,14 +139,26 @@ final class EntryWriter {
     }
 
     private func writeFullText(id: Int64, entry: JSONValue, replacing: Bool) throws {
-        let fullText = zip(table.spec.indexes, table.columns).filter { $0.0.type == .fullText }
-        if replacing {
-            try db.execute(sql: "DELETE FROM \(table.ftsTableName) WHERE rowid = ?", arguments: [id])
+        if fullText == nil {
+            let indexes = zip(table.spec.indexes, table.columns).filter { $0.0.type == .fullText }
+            let columns = ["rowid"] + indexes.map { $0.1! }
+            fullText = (
+                paths: indexes.map(\.0.path),
+                delete: try RawStatement(db, sql: "DELETE FROM \(table.ftsTableName) WHERE rowid = ?"),
+                insert: try RawStatement(db, sql: """
+                    INSERT INTO \(table.ftsTableName) (\(columns.joined(separator: ", "))) \
+                    VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))
+                    """))
         }
-        let columns = fullText.map { $0.1! }
-        let values = [id.databaseValue] + fullText.map { SoupTable.columnValue(entry.value(atPath: $0.0.path), type: .fullText) }
-        try db.execute(
-            sql: "INSERT INTO \(table.ftsTableName) (rowid, \(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: values.count).joined(separator: ", ")))",
-            arguments: StatementArguments(values))
+        let (paths, delete, insert) = fullText!
+        if replacing {
+            delete.bind(id, at: 1)
+            try delete.execute()
+        }
+        insert.bind(id, at: 1)
+        for (offset, path) in paths.enumerated() {
+            insert.bind(SoupTable.columnValue(entry.value(atPath: path), type: .fullText), at: Int32(offset + 2))
+        }
+        try insert.execute()
     }
 }

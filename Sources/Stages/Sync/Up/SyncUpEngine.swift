@@ -516,12 +516,17 @@ struct SyncUpEngine {
             changes.settledJournalIds.append(contentsOf: ids)
         }
         changes.settledJournalIds.append(contentsOf: Set(results.refusedJournalIds).subtracting(changes.settledJournalIds))
+        // The store writes the page while its counts and result rows are worked out; they are
+        // recorded once the write has committed.
+        var writing: PendingWrite<Void>?
         if !settings.dryRun {
             try await propagateNewIds(trees, final: final, originalIds: originalIds, into: &changes)
-            try await store.apply(changes)
+            writing = store.startApply(try await store.prepare(changes))
         }
         var unsettled = Set<Int>()
         var rows: [SyncUpResultFiles.Row] = []
+        var counted: [(key: SyncUpJournalReconciler.EntryKey, count: String, object: String)] = []
+        var uncertain: [(key: SyncUpJournalReconciler.EntryKey, row: SyncUpResultFiles.Row)] = []
         for (key, outcome) in final.sorted(by: { ($0.key.tree, $0.key.child ?? -1) < ($1.key.tree, $1.key.child ?? -1) }) {
             let record = trees[key.tree][key.child]
             let object = record.objectType ?? "unknown"
@@ -561,14 +566,19 @@ struct SyncUpEngine {
             if countKey == StageCounts.uncertain {
                 unsettled.insert(key.tree)
                 page.sawUncertain = true
-                tally.pending[entryKey] = row
+                uncertain.append((entryKey, row))
             } else {
-                tally.settle(entryKey)
-                tally.result.add(countKey, object: object)
+                counted.append((entryKey, countKey, object))
                 rows.append(row)
             }
         }
         for index in trees.indices where !unsettled.contains(index) { page.settledRoots.insert(trees[index].parent.entryId) }
+        try await writing?.value()
+        for (key, row) in uncertain { tally.pending[key] = row }
+        for (key, count, object) in counted {
+            tally.settle(key)
+            tally.result.add(count, object: object)
+        }
         try await files.add(rows)
         return page
     }
