@@ -54,9 +54,9 @@ extension SoupStore {
     public func dirtyEntries(in soupName: String, afterId: Int64 = 0, limit: Int = 1000) async throws -> [JSONObject] {
         try await pool.read { db in
             let table = try SoupTable.load(db, soupName: soupName)
-            return try String.fetchAll(
-                db, sql: "SELECT soup FROM \(table.tableName) WHERE _local = 1 AND id > ? ORDER BY id LIMIT ?",
-                arguments: [afterId, limit]
+            return try Self.entryTexts(
+                db, sql: "SELECT id, soup FROM \(table.tableName) WHERE _local = 1 AND id > ? ORDER BY id LIMIT ?",
+                arguments: [afterId, Int64(limit)]
             ).map(Self.decodeEntry)
         }
     }
@@ -75,9 +75,9 @@ extension SoupStore {
         let texts = try await pool.read { db in
             let table = try SoupTable.load(db, soupName: soupName)
             let filter = syncId == nil ? "" : "AND _syncId = \(syncId!)"
-            return try String.fetchAll(
-                db, sql: "SELECT soup FROM \(table.tableName) WHERE id > ? \(filter) ORDER BY id LIMIT ?",
-                arguments: [afterId, limit])
+            return try Self.entryTexts(
+                db, sql: "SELECT id, soup FROM \(table.tableName) WHERE id > ? \(filter) ORDER BY id LIMIT ?",
+                arguments: [afterId, Int64(limit)])
         }
         // Parsed after the read, on every core.
         return try await texts.concurrentMap(Self.decodeEntry)
@@ -95,6 +95,16 @@ extension SoupStore {
                 """)!
             return SoupCounts(total: row["total"], dirty: row["dirty"], failed: row["failed"])
         }
+    }
+
+    /// The stored JSON of the entries `sql` selects (as `id, soup`), as SQLite holds it: no string
+    /// is built (nor its UTF-8 checked) before the parser reads it.
+    static func entryTexts(_ db: Database, sql: String, arguments: [Int64]) throws -> [[UInt8]] {
+        let statement = try RawStatement(db, sql: sql)
+        for (offset, argument) in arguments.enumerated() { statement.bind(argument, at: Int32(offset + 1)) }
+        var texts: [[UInt8]] = []
+        try statement.forEachRow { _, text in texts.append(Array(text)) }
+        return texts
     }
 
     static func decodeEntry(_ text: String) throws -> JSONObject {
