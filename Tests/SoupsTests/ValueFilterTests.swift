@@ -41,6 +41,32 @@ import Testing
         }
     }
 
+    /// Flags set in SQL (``SoupStore/flagAll(_:in:)``) reach the flags' index columns and their
+    /// tracked filters; a soup that indexes a flag for full-text search is left to the entry path.
+    @Test func flaggingEveryEntryKeepsTheFlagsFiltersAndColumns() async throws {
+        try await withStore { (store) async throws in
+            try await store.registerSoup(soup("Accounts", ("Name", .string), (SyncField.local, .string), (SyncField.locallyUpdated, .integer)))
+            // Tracked while no entry holds `true`: only the flagging can have told the filters.
+            try await store.upsert([entry(["Name": "a"]), entry(["Name": "b", SyncField.local: false, SyncField.locallyUpdated: false])],
+                                   into: "Accounts")
+            try await store.trackValues(in: "Accounts", path: SyncField.local)
+            try await store.trackValues(in: "Accounts", path: SyncField.locallyUpdated)
+            #expect(try await store.entries(in: "Accounts", where: SyncField.locallyUpdated, in: [true]).isEmpty)
+            let counts = try await store.flagAll(SyncField.locallyUpdated, in: "Accounts")
+            #expect(counts == SoupStore.FlagCounts(flagged: ["Accounts": 2]))
+            #expect(Self.names(try await store.entries(in: "Accounts", where: SyncField.local, in: [true])) == ["a", "b"])
+            #expect(Self.names(try await store.entries(in: "Accounts", where: SyncField.locallyUpdated, in: [true])) == ["a", "b"])
+            #expect(try await store.dirtyEntries(in: "Accounts").count == 2)
+            // Again: nothing left to flag.
+            #expect(try await store.flagAll(SyncField.locallyUpdated, in: "Accounts") == SoupStore.FlagCounts(unchanged: ["Accounts": 2]))
+
+            try await store.registerSoup(soup("Texts", ("Name", .string), (SyncField.locallyCreated, .fullText)))
+            try await store.upsert([entry(["Name": "t"])], into: "Texts")
+            #expect(try await store.flagAll(SyncField.locallyCreated, in: "Texts") == nil)
+            #expect(try await store.dirtyEntries(in: "Texts").isEmpty)
+        }
+    }
+
     @Test func pathsWithoutAnIndexColumnAreNotTracked() async throws {
         try await withStore { (store) async throws in
             try await store.registerSoup(Self.spec)
