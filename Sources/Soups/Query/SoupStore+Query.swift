@@ -61,6 +61,20 @@ extension SoupStore {
         }
     }
 
+    /// ``dirtyEntries(in:afterId:limit:)`` with only the members named in `keys` (and
+    /// `_soupEntryId`): the others are stepped over, not built — for walking many entries for a field
+    /// or two.
+    public func dirtyEntries(in soupName: String, afterId: Int64 = 0, limit: Int = 1000, keeping keys: Set<String>) async throws -> [JSONObject] {
+        let names = JSONParser.MemberNames(keys.union([SyncField.soupEntryId]))
+        return try await pool.read { db in
+            let table = try SoupTable.load(db, soupName: soupName)
+            return try Self.entryTexts(
+                db, sql: "SELECT id, soup FROM \(table.tableName) WHERE _local = 1 AND id > ? ORDER BY id LIMIT ?",
+                arguments: [afterId, Int64(limit)]
+            ).map { try JSONParser.parseObject($0, keeping: names) }
+        }
+    }
+
     /// The `_soupEntryId`s of every dirty entry, in numeric order, read from the dirty index alone.
     public func dirtyEntryIds(in soupName: String) async throws -> [Int64] {
         try await pool.read { db in
@@ -192,6 +206,12 @@ extension SoupStore {
         async throws -> [JSONValue: [JSONObject]]
     {
         try await entries(in: soupName, where: path, in: values) { _, dirty, entrySyncId in !dirty && entrySyncId == syncId }
+    }
+
+    /// ``entries(in:where:in:)`` for a caller that needs only which entries match: each comes as its
+    /// `_soupEntryId`, `__local__` and `__sync_id__` (its JSON is not parsed).
+    public func entrySyncColumns(in soupName: String, where path: String, in values: [JSONValue]) async throws -> [JSONValue: [JSONObject]] {
+        try await entries(in: soupName, where: path, in: values) { _, _, _ in false }
     }
 
     /// ``entries(in:where:in:)`` for a caller that already holds some of them: an entry whose

@@ -49,28 +49,39 @@ public struct ParentChildrenSyncUpTarget: SyncUpTarget {
 
     /// Dirty children whose parent id names no entry of the parent soup: no tree reaches them.
     public func strandedRecords(in store: SoupStore) async throws -> [SyncUpStrandedRecord] {
-        var stranded: [SyncUpStrandedRecord] = []
+        var reasons: [(id: Int64, reason: String)] = []
         try await forEachDirtyChildPage(in: store) { page, parents in
             for entry in page where parents[entry[children.parentIdFieldName] ?? .null]?.isEmpty ?? true {
+                guard let id = entry.soupEntryId else { continue }
                 let parentId = entry[children.parentIdFieldName]?.stringValue
                 let reason = parentId.map { "its parent \(children.parentIdFieldName) = \($0) is not in \(parent.soupName), so no parent-children tree sends it" }
                     ?? "it has no \(children.parentIdFieldName), so no parent-children tree sends it"
-                stranded.append(SyncUpStrandedRecord(record: childRecord(entry), reason: reason))
+                reasons.append((id, reason))
+            }
+        }
+        // Read whole only now: the walk above kept each child's parent id alone.
+        var stranded: [SyncUpStrandedRecord] = []
+        for chunk in reasons.chunked(into: 2000) {
+            let entries = try await store.retrieve(ids: chunk.map(\.id), from: children.soupName)
+            let byId = Dictionary(entries.compactMap { entry in entry.soupEntryId.map { ($0, entry) } }, uniquingKeysWith: { first, _ in first })
+            for (id, reason) in chunk {
+                if let entry = byId[id] { stranded.append(SyncUpStrandedRecord(record: childRecord(entry), reason: reason)) }
             }
         }
         return stranded
     }
 
-    /// The dirty children, 2,000 at a time, each page with the parent entries its parent ids name.
+    /// The dirty children, 2,000 at a time — each with its parent id field only — with the parent
+    /// entries (their sync columns: which exist) that those ids name.
     private func forEachDirtyChildPage(in store: SoupStore,
                                        _ body: ([JSONObject], [JSONValue: [JSONObject]]) throws -> Void) async throws {
         var afterId: Int64 = 0
         while true {
-            let page = try await store.dirtyEntries(in: children.soupName, afterId: afterId, limit: 2000)
+            let page = try await store.dirtyEntries(in: children.soupName, afterId: afterId, limit: 2000, keeping: [children.parentIdFieldName])
             guard let last = page.last?.soupEntryId else { return }
             afterId = last
             let parentIds = Set(page.compactMap { $0[children.parentIdFieldName]?.stringValue }).map(JSONValue.string)
-            try body(page, try await store.entries(in: parent.soupName, where: parent.idFieldName, in: parentIds))
+            try body(page, try await store.entrySyncColumns(in: parent.soupName, where: parent.idFieldName, in: parentIds))
         }
     }
 
