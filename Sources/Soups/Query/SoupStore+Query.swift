@@ -52,13 +52,7 @@ extension SoupStore {
     /// Dirty entries (`__local__` true, however it was written) in numeric `_soupEntryId` order,
     /// `limit` at a time after `afterId`, so callers can walk any number of them in constant memory.
     public func dirtyEntries(in soupName: String, afterId: Int64 = 0, limit: Int = 1000) async throws -> [JSONObject] {
-        try await pool.read { db in
-            let table = try SoupTable.load(db, soupName: soupName)
-            return try Self.entryTexts(
-                db, sql: "SELECT id, soup FROM \(table.tableName) WHERE _local = 1 AND id > ? ORDER BY id LIMIT ?",
-                arguments: [afterId, Int64(limit)]
-            ).map(Self.decodeEntry)
-        }
+        try await dirtyTexts(in: soupName, afterId: afterId, limit: limit).map(Self.decodeEntry)
     }
 
     /// ``dirtyEntries(in:afterId:limit:)`` with only the members named in `keys` (and
@@ -66,12 +60,16 @@ extension SoupStore {
     /// or two.
     public func dirtyEntries(in soupName: String, afterId: Int64 = 0, limit: Int = 1000, keeping keys: Set<String>) async throws -> [JSONObject] {
         let names = JSONParser.MemberNames(keys.union([SyncField.soupEntryId]))
-        return try await pool.read { db in
+        return try await dirtyTexts(in: soupName, afterId: afterId, limit: limit).map { try JSONParser.parseObject($0, keeping: names) }
+    }
+
+    /// The stored JSON of the dirty entries after `afterId`, in id order.
+    private func dirtyTexts(in soupName: String, afterId: Int64, limit: Int) async throws -> [[UInt8]] {
+        try await pool.read { db in
             let table = try SoupTable.load(db, soupName: soupName)
             return try Self.entryTexts(
                 db, sql: "SELECT id, soup FROM \(table.tableName) WHERE _local = 1 AND id > ? ORDER BY id LIMIT ?",
-                arguments: [afterId, Int64(limit)]
-            ).map { try JSONParser.parseObject($0, keeping: names) }
+                arguments: [afterId, Int64(limit)])
         }
     }
 
