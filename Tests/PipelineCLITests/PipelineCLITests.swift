@@ -85,7 +85,7 @@ import Testing
         return path
     }
 
-    /// A copy of the demo pipeline whose store lives in a fresh folder.
+    /// A copy of the demo pipeline whose store lives in a fresh folder (the caller removes the folder).
     static func demoCopy() throws -> (pipeline: String, store: String) {
         let directory = try temporaryDirectory()
         let store = directory + "/demo.sqlite"
@@ -101,6 +101,7 @@ import Testing
 
     @Test func soupsRunsSmartSQLAndDiscardNeedsAChoice() throws {
         let demo = try Self.demoCopy()
+        defer { try? FileManager.default.removeItem(atPath: (demo.store as NSString).deletingLastPathComponent) }
         #expect(try Self.pipeline(["run", demo.pipeline, "--quiet"]).exitCode == 0)
         let count = try Self.pipeline(["soups", demo.store, "--query", "SELECT COUNT(*), MAX({AccountSoup:Name}) FROM {AccountSoup}"])
         #expect(count.exitCode == 0, "\(count.stderr)")
@@ -118,6 +119,7 @@ import Testing
 
     @Test func validatePrintsEveryErrorAndExitsTwo() throws {
         let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let file = directory + "/broken.json"
         try """
             { "name": "b", "stagez": [],
@@ -158,6 +160,7 @@ import Testing
 
     @Test func runPrintsASummaryAndTheReportDirectoryLast() throws {
         let demo = try Self.demoCopy()
+        defer { try? FileManager.default.removeItem(atPath: (demo.store as NSString).deletingLastPathComponent) }
         let result = try Self.pipeline(["run", demo.pipeline], cwd: "/")
         #expect(result.exitCode == 0)
         let lines = result.stdout.split(separator: "\n").map(String.init)
@@ -188,6 +191,7 @@ import Testing
 
     @Test func jsonLogFormatWritesOneObjectPerLine() throws {
         let demo = try Self.demoCopy()
+        defer { try? FileManager.default.removeItem(atPath: (demo.store as NSString).deletingLastPathComponent) }
         let result = try Self.pipeline(["run", demo.pipeline, "--log-format", "json", "--quiet"])
         #expect(result.exitCode == 0)
         #expect(result.stdout.split(separator: "\n").count == 1)
@@ -206,6 +210,7 @@ import Testing
 
     @Test func aLockedStoreExitsFour() throws {
         let demo = try Self.demoCopy()
+        defer { try? FileManager.default.removeItem(atPath: (demo.store as NSString).deletingLastPathComponent) }
         let lock = try StoreLock(storePath: demo.store)
         let result = try Self.pipeline(["run", demo.pipeline])
         #expect(result.exitCode == 4)
@@ -216,6 +221,7 @@ import Testing
 
     @Test func aKilledRunLeavesNoStaleLock() throws {
         let demo = try Self.demoCopy()
+        defer { try? FileManager.default.removeItem(atPath: (demo.store as NSString).deletingLastPathComponent) }
         // Another process holding the lock (flock(2), as a run does), then killed.
         let holder = Process()
         holder.executableURL = URL(fileURLWithPath: "/usr/bin/perl")
@@ -236,6 +242,7 @@ import Testing
 
     @Test func variableFileSuppliesVariables() throws {
         let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         try "# comment\nREPORT_NAME=from-file\n".write(toFile: directory + "/vars.env", atomically: true, encoding: .utf8)
         try #"{ "name": "${REPORT_NAME}", "store": "s.sqlite", "stages": [] }"#.write(toFile: directory + "/p.json", atomically: true, encoding: .utf8)
         let result = try Self.pipeline(["validate", directory + "/p.json", "--var-file", directory + "/vars.env"])
@@ -281,6 +288,7 @@ import Testing
 
     @Test func aMalformedSeedExitsTwoWithItsPlace() throws {
         let directory = try PipelineCLITests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         try #"{"objects": [{"name": "Thing__c", "keyPrefix": "a0", "fields": []}]}"#.write(toFile: directory + "/seed.json", atomically: true, encoding: .utf8)
         let result = try PipelineCLITests.pipeline(["emulator", "--port", "0", "--seed", directory + "/seed.json"])
         #expect(result.exitCode == 2)
@@ -293,6 +301,7 @@ import Testing
 @Suite struct DemoPipelineTests {
     @Test func theDemoRunsOnTheEmbeddedEmulator() throws {
         let directory = try PipelineCLITests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         var demo = try String(contentsOfFile: PipelineCLITests.packageRoot + "/pipelines/demo.json", encoding: .utf8)
         demo = demo.replacingOccurrences(of: "\"../samples/", with: "\"\(PipelineCLITests.packageRoot)/samples/")
             .replacingOccurrences(of: "\"../.pipeline/demo.sqlite\"", with: "\"\(directory)/demo.sqlite\"")

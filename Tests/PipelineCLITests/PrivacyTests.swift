@@ -19,6 +19,7 @@ import Testing
 
     @Test func everythingARunWritesIsTheOwnersOnly() throws {
         let directory = try PipelineCLITests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let root = PipelineCLITests.packageRoot
         try "Name\nAcme\nGlobex\n".write(toFile: directory + "/accounts.csv", atomically: true, encoding: .utf8)
         try """
@@ -46,6 +47,7 @@ import Testing
 
     @Test func aDryRunCopyLeftByAKilledRunIsSweptByTheNext() throws {
         let (pipeline, store) = try PipelineCLITests.demoCopy()
+        defer { try? FileManager.default.removeItem(atPath: (store as NSString).deletingLastPathComponent) }
         #expect(try PipelineCLITests.pipeline(["run", pipeline]).exitCode == 0)
         let leftover = store + ".dry-run-20260101T000000Z-abcdef.sqlite"
         for suffix in ["", "-wal", "-datasets"] {
@@ -60,6 +62,7 @@ import Testing
 
     @Test func anUnusableStorePathIsBadInputNotABusyStore() throws {
         let directory = try PipelineCLITests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         try #"{ "name": "x", "store": "/proc/nope/store.sqlite", "stages": [ { "id": "report", "type": "report" } ] }"#
             .write(toFile: directory + "/pipeline.json", atomically: true, encoding: .utf8)
         let run = try PipelineCLITests.pipeline(["run", directory + "/pipeline.json"])

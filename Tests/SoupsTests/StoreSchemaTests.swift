@@ -35,6 +35,7 @@ import Testing
 
     @Test func aStoreWrittenByTheFirstReleaseOpensAndIsBroughtUpToDate() async throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("old.sqlite").path
         try Self.writeFirstReleaseStore(at: path)
 
@@ -60,6 +61,7 @@ import Testing
 
     @Test func aStoreANewerReleaseWroteIsRefused() throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("new.sqlite").path
         try SoupStore(path: path).close()
         let queue = try DatabaseQueue(path: path)

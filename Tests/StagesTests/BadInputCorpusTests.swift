@@ -37,6 +37,7 @@ import Testing
     /// A 31,000-stage cycle is reported (the check used to recurse once per stage and overflow).
     @Test func aVeryLongCycleIsReported() throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let count = 31_000
         let stages = (0..<count).map { #"{"id":"s\#($0)","type":"extract.csv","file":"d.csv","after":["s\#(($0 + 1) % count)"]}"# }
         let path = try write(#"{"stages":[\#(stages.joined(separator: ","))]}"#, to: "cycle.json", in: directory)
@@ -66,8 +67,7 @@ import Testing
     // MARK: CSV and XML files
 
     /// Stages `file` into a soup that already holds a record, through `extract` + `stage`.
-    func stage(_ file: String, extract: String) async throws -> (RunOutcome, before: Int, after: Int, store: String) {
-        let directory = try makeTemporaryDirectory()
+    func stage(_ file: String, extract: String, in directory: String) async throws -> (RunOutcome, before: Int, after: Int, store: String) {
         let name = (file as NSString).lastPathComponent
         let ext = (name as NSString).pathExtension
         try FileManager.default.copyItem(atPath: file, toPath: directory + "/data." + ext)
@@ -91,7 +91,9 @@ import Testing
 
     @Test(arguments: cases("csv"))
     func csvFile(path: String) async throws {
-        let (outcome, before, after, store) = try await stage(path, extract: "extract.csv")
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (outcome, before, after, store) = try await stage(path, extract: "extract.csv", in: directory)
         let name = (path as NSString).lastPathComponent
         if name.contains(".fail.") {
             #expect(outcome.exitCode == 2, "\(name): \(outcome.report.stages)")
@@ -125,7 +127,9 @@ import Testing
 
     @Test(arguments: cases("xml"))
     func xmlFile(path: String) async throws {
-        let (outcome, before, after, _) = try await stage(path, extract: "extract.xml")
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (outcome, before, after, _) = try await stage(path, extract: "extract.xml", in: directory)
         let name = (path as NSString).lastPathComponent
         if name.contains(".fail.") {
             #expect(outcome.exitCode == 2, "\(name): \(outcome.report.stages)")
@@ -141,8 +145,9 @@ import Testing
     /// A well-formed file with a 10 MB attribute is refused for what it is, not as "parser error 1".
     @Test func aTenMegabyteAttributeIsNamed() async throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = try write(#"<Accounts><Account Id=""# + String(repeating: "x", count: 10_500_000) + #""/></Accounts>"#, to: "huge.fail.xml", in: directory)
-        let (outcome, before, after, _) = try await stage(path, extract: "extract.xml")
+        let (outcome, before, after, _) = try await stage(path, extract: "extract.xml", in: directory)
         #expect(outcome.exitCode == 2)
         #expect(outcome.report.error?.contains("10,000,000-byte limit") == true, "\(outcome.report.error ?? "")")
         #expect(after == before)

@@ -8,6 +8,7 @@ import Testing
 @Suite struct ExtractCSVStageTests {
     func run(csv bytes: [UInt8], settings: String) async throws -> (RunOutcome, [JSONValue], String?) {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         try Data(bytes).write(to: URL(fileURLWithPath: directory + "/data.csv"))
         let pipeline = try loadPipeline("""
             { "stages": [ { "id": "load", "type": "extract.csv", "file": "data.csv" \(settings.isEmpty ? "" : ", " + settings) } ] }
@@ -21,6 +22,7 @@ import Testing
     /// A folder named as the file is refused with what it is (reading it used to trap).
     @Test func aDirectoryIsRefusedNotRead() async throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         try FileManager.default.createDirectory(atPath: directory + "/data.csv", withIntermediateDirectories: true)
         let errors = loadErrors(#"{ "stages": [ { "id": "load", "type": "extract.csv", "file": "data.csv" } ] }"#, in: directory)
         #expect(errors.contains { $0.hasSuffix("stages[0].file: \(directory)/data.csv is a directory, not a file") }, "\(errors)")
@@ -83,6 +85,7 @@ import Testing
 
     @Test func missingFilesAndHeadersAreInvalidInput() async throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         // Found by validate, before anything runs.
         let errors = loadErrors(#"{ "stages": [ { "id": "load", "type": "extract.csv", "file": "nope.csv" } ] }"#, in: directory)
         #expect(errors.contains { $0.hasSuffix("stages[0].file: no such file: \(directory)/nope.csv") }, "\(errors)")
@@ -93,6 +96,7 @@ import Testing
 
     @Test func settingsErrorsAreLocated() throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let errors = loadErrors("""
             { "stages": [ { "id": "a", "type": "extract.csv", "delimiter": ";;", "encoding": "ebcdic", "types": {"X": "money"},
                             "emptyAs": "zero", "timeZone": "Mars/Olympus" } ] }

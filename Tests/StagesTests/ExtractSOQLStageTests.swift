@@ -12,8 +12,7 @@ import Testing
         .appendingPathComponent("../../samples/org/seed.json").standardizedFileURL.path
 
     /// Runs `stages` (JSON) with an org pointing at a fresh emulator.
-    func run(_ stages: String) async throws -> (RunOutcome, PipelineDefinition) {
-        let directory = try makeTemporaryDirectory()
+    func run(_ stages: String, in directory: String) async throws -> (RunOutcome, PipelineDefinition) {
         let emulator = try OrgEmulator(configuration: .init(seedPath: Self.seed))
         let running = try await emulator.start()
         defer { Task { await running.stop() } }
@@ -34,11 +33,13 @@ import Testing
     }
 
     @Test func queryWithChildrenLandsInTheDataset() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let (outcome, pipeline) = try await run("""
             [ { "id": "accounts", "type": "extract.soql",
                 "query": "SELECT Id, Name, (SELECT LastName FROM Contacts ORDER BY LastName) FROM Account ORDER BY Name" },
               { "id": "count", "type": "test.count", "from": "accounts" } ]
-            """)
+            """, in: directory)
         #expect(outcome.exitCode == 0)
         #expect(outcome.report.stages[0].counts == ["read": 3])
         #expect(outcome.report.stages[0].byObject == ["Account": ["read": 3]])
@@ -50,19 +51,23 @@ import Testing
     }
 
     @Test func sobjectTypeFieldsAndWhereAreBuiltSafely() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let (outcome, pipeline) = try await run("""
             [ { "id": "contacts", "type": "extract.soql", "sobjectType": "Contact", "fields": ["LastName", "Account.Name"],
                 "where": "Account.Industry = 'Technology' OR LastName = 'Scorpio'" } ]
-            """)
+            """, in: directory)
         #expect(outcome.exitCode == 0)
         let records = try await dataset(pipeline, "contacts")
         #expect(Set(records.compactMap { $0["LastName"]?.stringValue }) == ["Coyote", "Runner", "Scorpio"])
     }
 
     @Test func bulkQueryJobsGiveFlatRecords() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let (outcome, pipeline) = try await run("""
             [ { "id": "bulk", "type": "extract.soql", "bulk": true, "query": "SELECT Id, Name FROM Account ORDER BY Name" } ]
-            """)
+            """, in: directory)
         #expect(outcome.exitCode == 0)
         let records = try await dataset(pipeline, "bulk")
         #expect(records.map { $0["Name"]?.stringValue ?? "" } == ["Acme Corporation", "Globex", "Initech"])
@@ -70,13 +75,16 @@ import Testing
     }
 
     @Test func aQueryTheOrgRejectsIsInvalidInput() async throws {
-        let (outcome, _) = try await run(#"[ { "id": "bad", "type": "extract.soql", "query": "SELECT Nme FROM Account" } ]"#)
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (outcome, _) = try await run(#"[ { "id": "bad", "type": "extract.soql", "query": "SELECT Nme FROM Account" } ]"#, in: directory)
         #expect(outcome.exitCode == 2)
         #expect(outcome.report.error?.hasPrefix("INVALID_FIELD: \nSELECT Nme FROM Account\n       ^\nERROR at Row:1:Column:8") == true)
     }
 
     @Test func malformedSettingsAreLocatedAtLoadTime() throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let errors = loadErrors("""
             { "stages": [ { "id": "a", "type": "extract.soql", "query": "SELECT Id FROM" },
                           { "id": "b", "type": "extract.soql", "sobjectType": "Account", "fields": ["Name"], "where": "Name = " },

@@ -8,6 +8,7 @@ import Testing
 @Suite struct ExtractXMLStageTests {
     func run(_ xml: String, settings: String) async throws -> (RunOutcome, [JSONValue]) {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         try write(xml, to: "data.xml", in: directory)
         let pipeline = try loadPipeline("""
             { "stages": [ { "id": "load", "type": "extract.xml", "file": "data.xml", \(settings) } ] }
@@ -69,6 +70,7 @@ import Testing
 
     @Test func settingsAreChecked() throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let errors = loadErrors("""
             { "stages": [ { "id": "a", "type": "extract.xml", "children": [{"within": "X"}, {"element": "C", "extra": 1}] } ] }
             """, in: directory)

@@ -25,6 +25,7 @@ struct CountAccountsStage: Stage {
 @Suite struct OrgConnectionTests {
     @Test func stagesReachTheOrgLazilyAndTheReportCountsRequests() async throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let seed = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../samples/org/seed.json").standardizedFileURL.path
         let emulator = try OrgEmulator(configuration: .init(seedPath: seed))
         let running = try await emulator.start()
@@ -58,6 +59,7 @@ struct CountAccountsStage: Stage {
 
     @Test func aStageNeedingAnOrgFailsClearlyWithoutOne() async throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         var registry = testRegistry
         registry.register(CountAccountsStage.self)
         let path = (directory as NSString).appendingPathComponent("pipeline.json")

@@ -13,6 +13,7 @@ import Testing
 
     @Test func loadsAValidPipelineWithAbsolutePaths() throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let pipeline = try loadPipeline("""
             { "name": "p", "store": "state/p.sqlite", \(soupsAndSyncs)
               "stages": [ { "id": "a", "type": "test.count", "count": 3, "soup": "AccountSoup", "sync": "Down" },
@@ -31,18 +32,21 @@ import Testing
 
     @Test func defaultStoreIsBesideThePipeline() throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let pipeline = try loadPipeline(#"{"name": "n", "stages": []}"#, in: directory)
         #expect(pipeline.store.hasSuffix("/.pipeline/n.sqlite"))
     }
 
     @Test func syntaxErrorHasLineAndColumn() throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let errors = loadErrors("{\n  \"name\": \"x\",\n  \"stages\": [,]\n}", in: directory)
         #expect(errors == ["line 3, column 14: unexpected ',', expected a value"])
     }
 
     @Test func reportsEveryErrorWithItsPath() throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let errors = loadErrors("""
             { "name": "x", "extra": 1, \(soupsAndSyncs)
               "stages": [
@@ -70,6 +74,7 @@ import Testing
 
     @Test func cyclesAreReportedWithTheirPath() throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let errors = loadErrors("""
             { "stages": [ { "id": "a", "type": "test.count", "after": ["c"] },
                           { "id": "b", "type": "test.count", "from": "a" },
@@ -82,6 +87,7 @@ import Testing
 
     @Test func variablesAreResolvedAndUnsetOnesReported() throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let pipeline = try loadPipeline("""
             { "name": "${NAME}-x", "stages": [ { "id": "r", "type": "report", "dir": "$${LITERAL}/${SUB}" } ] }
             """, in: directory, variables: ["NAME": "nightly", "SUB": "reports"])
@@ -97,6 +103,7 @@ import Testing
 
     @Test func secretsMustBeVariablesAndAreCollectedForRedaction() throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let literal = loadErrors("""
             { "org": { "instanceUrl": "https://x.my.salesforce.com",
                        "auth": { "flow": "password", "username": "u", "password": "hunter2", "clientId": "c" } },
@@ -122,6 +129,7 @@ import Testing
 
     @Test func emulatorOrgDefaultsItsDatabaseBesideTheStore() throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         try write("{}", to: "seed.json", in: directory)
         let pipeline = try loadPipeline(#"{ "store": "s.sqlite", "org": { "emulator": { "seed": "seed.json" } }, "stages": [] }"#, in: directory)
         guard case .emulator(let settings) = pipeline.org else {
@@ -138,6 +146,7 @@ import Testing
 
     @Test func mobileSDKFilesAreReadAsAppsWriteThem() throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let samples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../samples").standardizedFileURL.path
         let pipeline = try loadPipeline("""
             { "soups": "\(samples)/userstore.json", "syncs": "\(samples)/usersyncs.json", "stages": [] }
@@ -153,6 +162,7 @@ import Testing
 
     @Test func syncTargetClassFollowsImplThenType() throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let pipeline = try loadPipeline("""
             { "soups": [{"soupName": "S", "indexes": []}],
               "syncs": [
@@ -169,6 +179,7 @@ import Testing
 
     @Test func badMobileSDKFilesAreErrorsWithTheirPlace() throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         try write(#"{"soups": [{"soupName": "S", "indexes": [{"path": "Id", "type": "text"}]}]}"#, to: "userstore.json", in: directory)
         try write(#"{"syncs": [{"syncName": "x", "syncType": "sideways", "soupName": "S", "target": {}}]}"#, to: "usersyncs.json", in: directory)
         let errors = loadErrors(#"{ "soups": "userstore.json", "syncs": "usersyncs.json", "stages": [] }"#, in: directory)
@@ -182,6 +193,7 @@ import Testing
     /// a create that then fails on DUPLICATE_VALUE: an error at its place.
     @Test func aTargetKeyUnderOptionsIsAnError() throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let errors = loadErrors(#"""
             { "soups": [ { "soupName": "S", "indexes": [ { "path": "Id", "type": "string" } ] } ],
               "syncs": [ { "syncName": "up", "syncType": "syncUp", "soupName": "S", "target": { "createFieldlist": ["Name"] },

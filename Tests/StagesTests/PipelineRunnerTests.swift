@@ -12,6 +12,7 @@ import Testing
 
     @Test func aConsumerReadsItsInputWhileTheProducerRuns() async throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let key = UUID().uuidString
         // The source emits only once the sink has started: the sink must start while the source runs.
         let pipeline = try loadPipeline("""
@@ -29,6 +30,7 @@ import Testing
 
     @Test func producersHeldBackByTheirReadersStillDeliverEveryRecord() async throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         // "sink" reads "source" and then "middle", which itself reads "source": each producer may
         // run only a little ahead of the stages reading it, and none may wait on a stage that is
         // busy with another input.
@@ -50,6 +52,7 @@ import Testing
 
     @Test func aConsumerOfAFailedProducerStopsWithItsReason() async throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let key = UUID().uuidString
         let pipeline = try loadPipeline("""
             { "name": "stream", "stages": [
@@ -67,6 +70,7 @@ import Testing
 
     @Test func customStageRunsAndPassesRecordsDownstream() async throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let key = UUID().uuidString
         let pipeline = try loadPipeline("""
             { "name": "flow", "stages": [
@@ -92,6 +96,7 @@ import Testing
 
     @Test func independentBranchesRunConcurrently() async throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let key = UUID().uuidString
         // Each branch waits until the other has started: this only finishes if they overlap.
         let pipeline = try loadPipeline("""
@@ -111,6 +116,7 @@ import Testing
 
     @Test func aFailedStageSkipsWhatIsLeftAndExitsOne() async throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let pipeline = try loadPipeline("""
             { "stages": [
                 { "id": "load", "type": "test.count", "count": 5 },
@@ -135,6 +141,7 @@ import Testing
 
     @Test func invalidInputBeforeAnyChangeExitsTwo() async throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let pipeline = try loadPipeline("""
             { "stages": [ { "id": "read", "type": "test.count", "fail": "data.csv: line 3: bad quote", "failKind": "invalidInput" } ] }
             """, in: directory)
@@ -145,6 +152,7 @@ import Testing
 
     @Test func rejectedRecordsMakeThePipelinePartial() async throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let pipeline = try loadPipeline(#"{ "stages": [ { "id": "a", "type": "test.count", "count": 2, "reject": 1 } ] }"#, in: directory)
         let outcome = try await run(pipeline)
         #expect(outcome.exitCode == 3)
@@ -154,6 +162,7 @@ import Testing
 
     @Test func aSecondRunOnTheSameStoreIsRefused() async throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let pipeline = try loadPipeline(#"{ "stages": [ { "id": "a", "type": "test.count" } ] }"#, in: directory)
         let held = try StoreLock(storePath: pipeline.store)
         do {
@@ -169,6 +178,7 @@ import Testing
 
     @Test func onlyReadsDatasetsAnEarlierRunLeft() async throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let pipeline = try loadPipeline("""
             { "stages": [ { "id": "source", "type": "test.count", "count": 4 },
                           { "id": "sink", "type": "test.count", "from": "source" } ] }
@@ -188,6 +198,7 @@ import Testing
 
     @Test func aDryRunReadsTheDatasetsAnEarlierRunLeft() async throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let pipeline = try loadPipeline("""
             { "stages": [ { "id": "source", "type": "test.count", "count": 4 },
                           { "id": "sink", "type": "test.count", "from": "source" } ] }
@@ -203,6 +214,7 @@ import Testing
 
     @Test func dryRunLeavesTheStoreByteForByte() async throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let pipeline = try loadPipeline("""
             { "soups": [{"soupName": "S", "indexes": [{"path": "Id", "type": "string"}]}],
               "stages": [ { "id": "a", "type": "test.count", "count": 3 } ] }
@@ -218,6 +230,7 @@ import Testing
 
     @Test func runsAreRecordedAndSoupsAndSyncsPrepared() async throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let pipeline = try loadPipeline("""
             { "name": "rec", "soups": [{"soupName": "S", "indexes": [{"path": "Id", "type": "string"}]}],
               "syncs": [{"syncName": "Down", "syncType": "syncDown", "soupName": "S", "target": {"type": "soql", "query": "SELECT Id FROM Account"}}],
@@ -247,6 +260,7 @@ import Testing
 
     @Test func aStopRequestEndsTheRunAsStopped() async throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let key = UUID().uuidString
         let pipeline = try loadPipeline("""
             { "stages": [ { "id": "wait", "type": "test.count", "timeline": "\(key)", "waitFor": "never" },
@@ -265,6 +279,7 @@ import Testing
 
     @Test func secretsNeverReachTheLogs() async throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let pipeline = try loadPipeline("""
             { "org": { "instanceUrl": "https://x.my.salesforce.com", "auth": { "flow": "access_token", "accessToken": "${TOKEN}" } },
               "stages": [ { "id": "a", "type": "test.count", "fail": "request with Bearer 00Dxx!SECRETTOKEN failed" } ] }
@@ -281,6 +296,7 @@ import Testing
 
     @Test func progressAndStageEventsAreJSONLines() async throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let pipeline = try loadPipeline(#"{ "stages": [ { "id": "a", "type": "test.count", "count": 1 } ] }"#, in: directory)
         let observer = RecordingObserver()
         _ = try await run(pipeline, observer: observer)
@@ -295,6 +311,7 @@ import Testing
 @Suite struct StageGraphTests {
     @Test func mermaidAndDotShowDataAndOrderEdges() throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let pipeline = try loadPipeline("""
             { "name": "g", "stages": [ { "id": "extract", "type": "test.count" },
                                       { "id": "load", "type": "test.count", "from": "extract" },

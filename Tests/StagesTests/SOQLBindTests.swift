@@ -26,6 +26,7 @@ import Testing
     /// where the spliced `${VAR}` form marked every account.
     @Test func aHostileNameMarksNothing() async throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         _ = try write("Name\nAcme\nGlobex\n", to: "accounts.csv", in: directory)
         func pipeline(_ condition: String) throws -> PipelineDefinition {
             try loadPipeline("""
@@ -49,6 +50,7 @@ import Testing
 
     @Test func anUnsetBindIsAnErrorWithItsPlace() throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let errors = loadErrors("""
             { "soups": [ { "soupName": "Accounts", "indexes": [ { "path": "Name", "type": "string" } ] } ],
               "stages": [ { "id": "mark", "type": "markDirty", "soup": "Accounts", "where": "Name = :NOPE" } ] }

@@ -27,6 +27,7 @@ import Testing
 
     @Test func stagedRecordsBecomeEntriesMatchedAndMerged() async throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         try write("Name,Industry\nAcme,Tech\nGlobex,Energy\n", to: "accounts.csv", in: directory)
         let stages = """
             [ { "id": "csv", "type": "extract.csv", "file": "accounts.csv", "sobjectType": "Account" },
@@ -54,6 +55,7 @@ import Testing
 
     @Test func aKeyRepeatedInTheNextBatchUpdatesTheEntryWrittenBefore() async throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         // Batches hold 5,000 records: row 5,001 repeats row 1's key, row 10,001 repeats row 5,002's.
         var csv = "Name,Industry\n"
         for index in 0..<5000 { csv += "Account \(index),First\n" }
@@ -76,6 +78,7 @@ import Testing
 
     @Test func childrenAndParentLinksCarryLocalIds() async throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         try write("Name\nAcme\n", to: "accounts.csv", in: directory)
         try write("LastName,AccountName\nCoyote,Acme\nRunner,Acme\nNobody,Initech\n", to: "contacts.csv", in: directory)
         let (outcome, store) = try await run(directory, """
@@ -104,6 +107,7 @@ import Testing
 
     @Test func nestedChildrenAreStoredInTheirSoup() async throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let pipeline = try loadPipeline("""
             { \(Self.soups), "stages": [
                 { "id": "source", "type": "test.count", "count": 0 },
@@ -135,6 +139,7 @@ import Testing
     /// holds: `markDirty as: auto` leaves them clean, and marks them updated only once edited.
     @Test func recordsStagedFromTheOrgAreNotLocalChanges() async throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let stages = """
             [ { "id": "source", "type": "test.count", "count": 0 },
               { "id": "stage", "type": "stage", "from": "source", "soup": "AccountSoup", "matchOn": "Id",
@@ -172,6 +177,7 @@ import Testing
 
     @Test func markDirtyModesAndWhere() async throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         try write("Name,Industry\nAcme,Tech\nGlobex,Energy\nInitech,Banking\n", to: "accounts.csv", in: directory)
         let load = """
             { "id": "csv", "type": "extract.csv", "file": "accounts.csv", "sobjectType": "Account" },
@@ -217,6 +223,7 @@ import Testing
     /// flagged once, the others left alone, and a second run finds nothing more to flag.
     @Test func markDirtyAcrossPages() async throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         try write("Name,Industry\n" + (0..<4500).map { "Account \($0),\($0 % 3 == 0 ? "Tech" : "Energy")\n" }.joined(),
                   to: "accounts.csv", in: directory)
         let stages = """
@@ -240,6 +247,7 @@ import Testing
     @Test func flaggingEveryEntryMatchesTheEntryByEntryPath() async throws {
         func load(where condition: String?) async throws -> (RunOutcome, [JSONObject], [JSONObject]) {
             let directory = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: directory) }
             try write("Name,Industry\nAcme,Tech\nGlobex,Energy\nInitech,Banking\nUmbrella,Pharma\n", to: "accounts.csv", in: directory)
             let (outcome, store) = try await run(directory, """
                 [ { "id": "csv", "type": "extract.csv", "file": "accounts.csv", "sobjectType": "Account" },
@@ -275,6 +283,7 @@ import Testing
 
     @Test func settingsAreCheckedAgainstTheSoups() throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let errors = loadErrors("""
             { \(Self.soups), "stages": [
                 { "id": "a", "type": "stage", "soup": "AccountSoup", "matchOn": "Website", "mergeMode": "MERGE" },

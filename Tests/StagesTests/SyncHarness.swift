@@ -50,9 +50,11 @@ final class SyncHarness: Sendable {
         client = try SalesforceClient(settings: OrgConnectionSettings(instanceURL: running.instanceURL, auth: .accessToken(accessToken: emulator.accessToken)))
     }
 
+    /// Stops the emulator and the client, and removes the harness's folder.
     func close() async {
         await client.shutdown()
         await running.stop()
+        try? FileManager.default.removeItem(atPath: directory)
     }
 
     /// The pipeline around `stages` with `syncs` (a JSON array).

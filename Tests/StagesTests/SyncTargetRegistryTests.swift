@@ -118,6 +118,7 @@ import Testing
 
     @Test func anUnregisteredTargetIsAValidationErrorNotAFallback() throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let errors = loadErrors("""
             { "soups": [ { "soupName": "S", "indexes": [] } ],
               "syncs": [ { "syncName": "up", "syncType": "syncUp", "soupName": "S", "target": { "iOSImpl": "AcmeSyncUpTarget" } },
@@ -132,6 +133,7 @@ import Testing
 
     @Test func aTargetWritingItsOwnRecordsTakesNoPackedStrategy() throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = (directory as NSString).appendingPathComponent("pipeline.json")
         try """
             { "soups": [ { "soupName": "Accounts", "indexes": [] } ], "syncs": \(Self.sync("DescribedAccounts")),
@@ -148,6 +150,7 @@ import Testing
     /// Two parent-children syncs chained through a soup get a warning pointing at the graph target.
     @Test func chainedParentChildrenSyncsAreWarnedAbout() throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let pipeline = try loadPipeline("""
             { "soups": [ { "soupName": "A", "indexes": [] }, { "soupName": "C", "indexes": [] }, { "soupName": "K", "indexes": [] } ],
               "syncs": [
