@@ -51,6 +51,7 @@ import Testing
     @Test func aContactTheOrgHoldsByItsKeyIsUpdatedNotCreatedTwice() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("acme-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let emulator = try OrgEmulator(configuration: .init(seedPath: Self.seed))
         let org = try await emulator.start()
         let settings = OrgConnectionSettings(instanceURL: org.instanceURL, auth: .accessToken(accessToken: emulator.accessToken))
@@ -90,6 +91,7 @@ import Testing
     @Test func keyFieldsAreRequiredAtValidateTime() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("acme-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = (directory as NSString).appendingPathComponent("pipeline.json")
         try """
             { "soups": [ { "soupName": "Contacts", "indexes": [] } ],
