@@ -81,6 +81,60 @@ import Testing
         #expect(again.report.stages[0].counts["created"] == 0 && again.report.stages[0].counts["failed"] == 2)
     }
 
+    /// A Bulk page whose writes are all creates the org made is saved without the general passes
+    /// (pages of 4: the first all creates, the second holding a record the org refuses): its
+    /// entries, what the org confirmed, the journal and the result rows come out exactly as the
+    /// general passes leave the other page's created entries.
+    @Test func aPageOfCreatesIsSavedAsTheGeneralPassesSaveIt() async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: """
+            [ { "syncName": "up", "syncType": "syncUp", "soupName": "Accounts", "target": { "createFieldlist": ["Name", "Industry"] } } ]
+            """, stages: """
+            [ { "id": "up", "type": "syncUp", "sync": "up", "strategy": "bulk", "pageSize": 4 } ]
+            """)
+        typealias H = SyncHarness
+        var entries = (0..<8).map { index -> JSONObject in
+            var entry = H.local("Account", "local_p\(index)", ["Name": .string("Page \(index)"), "Industry": "Energy",
+                                                             "Description": "kept, not sent", "NumberOfEmployees": .integer(Int64(index))])
+            entry[SyncField.lastError] = .string(#"{"errorCode":"UNABLE_TO_LOCK_ROW","message":"an earlier run's"}"#)
+            return entry
+        }
+        entries[6]["Name"] = .string(String(repeating: "x", count: 300))
+        try await bench.put(entries, into: "Accounts", pipeline)
+
+        let outcome = try await bench.run(pipeline)
+        #expect(outcome.exitCode == 3 && outcome.report.stages[0].counts["created"] == 7 && outcome.report.stages[0].counts["failed"] == 1,
+                "\(outcome.report.stages[0].counts)")
+        let stored = try await bench.entries("Accounts", pipeline).sorted { ($0.soupEntryId ?? 0) < ($1.soupEntryId ?? 0) }
+        try #require(stored.count == 8)
+        let store = try SoupStore.openForReading(path: pipeline.store)
+        defer { try? store.close() }
+        let confirmed = try await store.confirmed(ids: stored.compactMap(\.soupEntryId), in: "Accounts")
+        #expect(try await store.journal(of: "up").isEmpty, "every write settled, the refused one too")
+        let org = try await bench.query("SELECT Id, Name FROM Account WHERE Name LIKE 'Page %'")
+        let orgIds = Dictionary(uniqueKeysWithValues: org.map { ($0["Name"]!.stringValue!, $0["Id"]!) })
+        // Entries 0–3 were saved by the page of creates, 4, 5 and 7 by the general passes.
+        let general = stored[4]
+        for (index, entry) in stored.enumerated() where index != 6 {
+            #expect(entry["Id"] == orgIds["Page \(index)"] && !entry.isDirty, "entry \(index) holds its new id, clean")
+            #expect(entry.keys == general.keys, "entry \(index): the same members, in the same order")
+            for key in general.keys where !["Id", "Name", "NumberOfEmployees", SyncField.soupEntryId, SyncField.soupLastModifiedDate,
+                                            "_soupCreatedDate"].contains(key) {
+                #expect(entry[key] == general[key], "entry \(index): \(key)")
+            }
+            #expect(confirmed[entry.soupEntryId!] == entry.dataFields, "entry \(index): what the org confirmed")
+        }
+        #expect(confirmed[stored[6].soupEntryId!] == nil && stored[6].isDirty)
+        let success = try String(contentsOfFile: (outcome.report.reportDir as NSString).appendingPathComponent("Account-success.csv"), encoding: .utf8)
+        let lines = success.components(separatedBy: "\r\n").filter { !$0.isEmpty }
+        #expect(lines.first == "stage,operation,_soupEntryId,localId,Id,errorCode,errorMessage,Name,Industry")
+        for (index, entry) in stored.enumerated() where index != 6 {
+            #expect(lines.contains("up,create,\(entry.soupEntryId!),local_p\(index),\(entry["Id"]!.stringValue!),,,Page \(index),Energy"), "row of \(index)")
+        }
+        #expect(lines.count == 8)
+    }
+
     /// Bulk jobs span pages (pages of 4 records, jobs of at most 10 rows), records missing a
     /// column join a job with it, updates and deletes get jobs of their own, and every page is
     /// saved from its jobs' results: each record once, ids in the soup, a refused row failed.
