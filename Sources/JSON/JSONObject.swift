@@ -74,6 +74,16 @@ public struct JSONObject: Sendable, Hashable, Sequence {
         return false
     }
 
+    /// Appends a member whose key the caller knows is absent (no lookup).
+    mutating func appendAbsent(_ value: JSONValue, forKey key: String) {
+        members.append(Member(key: key, value: value))
+        if positions != nil {
+            positions![key] = members.count - 1
+        } else if members.count > Self.indexThreshold {
+            positions = Dictionary(uniqueKeysWithValues: members.enumerated().map { ($1.key, $0) })
+        }
+    }
+
     /// `true` when the key is present (even with a `null` value).
     public func contains(_ key: String) -> Bool { position(of: key) != nil }
 

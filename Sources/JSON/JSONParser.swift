@@ -139,19 +139,22 @@ private struct Parser {
         case UInt8(ascii: "{"): return try parseObject(depth: depth + 1)
         case UInt8(ascii: "["): return try parseArray(depth: depth + 1)
         case UInt8(ascii: "\""): return .string(try parseString())
-        case UInt8(ascii: "t"): try expectLiteral("true"); return .bool(true)
-        case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
-        case UInt8(ascii: "n"): try expectLiteral("null"); return .null
+        case UInt8(ascii: "t"): try expectLiteral(Self.trueLiteral); return .bool(true)
+        case UInt8(ascii: "f"): try expectLiteral(Self.falseLiteral); return .bool(false)
+        case UInt8(ascii: "n"): try expectLiteral(Self.nullLiteral); return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
         default: throw error("unexpected \(describe(bytes[index])), expected a value")
         }
     }
 
-    mutating func expectLiteral(_ literal: String) throws(JSONSyntaxError) {
-        let expected = Array(literal.utf8)
+    static let trueLiteral = Array("true".utf8)
+    static let falseLiteral = Array("false".utf8)
+    static let nullLiteral = Array("null".utf8)
+
+    mutating func expectLiteral(_ expected: [UInt8]) throws(JSONSyntaxError) {
         let count = expected.count
         let ok = index + count <= bytes.count && bytes[index..<index + count].elementsEqual(expected)
-        guard ok else { throw error("invalid literal, expected '\(literal)'") }
+        guard ok else { throw error("invalid literal, expected '\(String(decoding: expected, as: UTF8.self))'") }
         index += count
     }
 
@@ -164,16 +167,27 @@ private struct Parser {
             index += 1
             return .object(object)
         }
+        // One bit per (UTF-8 length, last byte) signature of the names met: a name whose bit is clear
+        // cannot repeat one, and is appended without comparing it with the others.
+        var signatures: UInt64 = 0
         repeat {
             try expectMemberName()
             let keyLine = line
-            let key = try parseString()
+            let nameStart = index + 1
+            let key = try parseString(memberName: true)
+            // Written without escapes (the usual case), the name's last byte is the text's.
+            let length = key.utf8.count
+            let last = length == 0 ? 0 : length == index - 1 - nameStart ? bytes[index - 2] : key.utf8.last!
+            let signature = UInt64(1) << ((UInt64(length) &* 7 &+ UInt64(last)) & 63)
             try expectColon()
             // The path is only kept through containers: a scalar holds no repeated key.
             let nested = opensContainer
             if nested { path.append(.key(key)) }
             let value = try parseValue(depth: depth)
-            if object.updateValue(value, forKey: key) {
+            if signatures & signature == 0 {
+                signatures |= signature
+                object.appendAbsent(value, forKey: key)
+            } else if object.updateValue(value, forKey: key) {
                 if !nested { path.append(.key(key)) }
                 duplicates.append(JSONDuplicateKey(path: renderPath(), line: keyLine))
                 if !nested { path.removeLast() }
@@ -343,20 +357,28 @@ private struct Parser {
         return text
     }
 
-    mutating func parseString() throws(JSONSyntaxError) -> String {
+    /// - Parameter memberName: the string is a member name: the long names every soup entry
+    ///   carries come back as shared literals, not as new allocations.
+    mutating func parseString(memberName: Bool = false) throws(JSONSyntaxError) -> String {
         index += 1
         let start = index
+        var high: UInt8 = 0
         // Fast path: no escapes.
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
+                if memberName, index - start > 15, let name = Self.sharedName(bytes[start..<index]) {
+                    index += 1
+                    return name
+                }
                 let string = String(decoding: bytes[start..<index], as: UTF8.self)
-                try validateUTF8(start, index)
+                if high >= 0x80 { try validateUTF8(start, index) }
                 index += 1
                 return string
             }
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw error("control character in a string; escape it") }
+            high |= byte
             index += 1
         }
         var buffer = Array(bytes[start..<min(index, bytes.count)])
@@ -406,6 +428,22 @@ private struct Parser {
             }
         }
         throw error("unterminated string")
+    }
+
+    /// Member names longer than a small string (15 bytes) that soup entries and Salesforce
+    /// records carry by the million.
+    static let sharedNames: [String] = [
+        "_soupLastModifiedDate", "_soupCreatedDate", "__locally_created__", "__locally_updated__", "__locally_deleted__",
+        "LastModifiedDate", "LastModifiedById",
+    ]
+    static let sharedNameBytes = sharedNames.map { Array($0.utf8) }
+
+    /// The shared literal spelled by `name`, if any.
+    static func sharedName(_ name: ArraySlice<UInt8>) -> String? {
+        for (index, bytes) in sharedNameBytes.enumerated() where bytes.count == name.count && bytes.elementsEqual(name) {
+            return sharedNames[index]
+        }
+        return nil
     }
 
     func validateUTF8(_ start: Int, _ end: Int) throws(JSONSyntaxError) {

@@ -327,6 +327,20 @@ struct ErrorCase: Sendable, CustomTestStringConvertible {
         #expect(value["syncs"]?.arrayValue?[1].value(atPath: "target.x") == 2)
     }
 
+    /// A name written with escapes repeats the same name written without, either way round,
+    /// and names of equal length and last byte are told apart.
+    @Test func escapedAndLookalikeNamesAreComparedAsText() throws {
+        let (_, escapedSecond) = try JSONParser.parse(Array(#"{"ab": 1, "a\u0062": 2, "__locally_created__": 3, "__locally_created_\u005f": 4}"#.utf8))
+        #expect(escapedSecond.map(\.path) == ["ab", "__locally_created__"])
+        let (_, escapedFirst) = try JSONParser.parse(Array(#"{"a\u0062": 1, "ab": 2, "\u00e9": 3, "é": 4}"#.utf8))
+        #expect(escapedFirst.map(\.path) == ["ab", "é"])
+        let names = (0..<200).map { "k\($0 % 10)\($0 / 10)x" }
+        let text = "{" + (names + names.prefix(3)).enumerated().map { #""\#($1)": \#($0)"# }.joined(separator: ",") + "}"
+        let (value, lookalikes) = try JSONParser.parse(Array(text.utf8))
+        #expect(lookalikes.map(\.path) == Array(names.prefix(3)))
+        #expect(value.objectValue?.count == 200 && value["k00x"] == 200)
+    }
+
     @Test func topLevelDuplicateKeepsFirstPositionLastValue() throws {
         let (value, duplicates) = try JSONParser.parse(Array(#"{"a":1,"b":2,"a":3}"#.utf8))
         #expect(duplicates.map(\.path) == ["a"])
