@@ -138,9 +138,6 @@ struct SyncUpBulkJobs {
     /// The job id of a job.
     func id(of job: Int32) -> String { jobs[Int(job)].id }
 
-    /// The object a job writes.
-    func object(of job: Int32) -> String { jobs[Int(job)].key.object }
-
     private mutating func openJob(_ key: Key, columns: [String], checkBudget: @Sendable () async throws -> Void) async throws -> Int {
         if let index = open[key] { return index }
         try await checkBudget()

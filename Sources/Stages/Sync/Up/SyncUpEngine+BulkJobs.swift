@@ -15,10 +15,6 @@ extension SyncUpEngine {
         /// Runs of writes into consecutive rows of one job with consecutive journal entries (a page
         /// makes a few): a page of a million-record sync keeps 8 bytes a write, not a ticket each.
         var runs: [(soup: Int32, first: SyncUpBulkJobs.Ticket, count: Int32)] = []
-        /// Every write a create the store can confirm in SQL once the org made it (see
-        /// ``SoupStore/confirmCreates(_:in:idField:settling:)``), with each entry's
-        /// `_soupLastModifiedDate` as read, in the order of `entryIds`.
-        var createdSince: [Int64]?
 
         mutating func append(soup: Int32, entryId: Int64, ticket: SyncUpBulkJobs.Ticket) {
             entryIds.append(entryId)
@@ -118,20 +114,8 @@ extension SyncUpEngine {
             ? try await SyncUpConflictChecker(client: client, target: target).conflicts(in: trees) : [:]
         var operations: [SyncUpOperation] = []
         let planner = SyncUpPlanner()
-        // Whether the page, once the org has made its records, can be saved in SQL (`saveCreates`).
-        var dates: [Int64: Int64]? = settings.mergeMode == .overwrite && target is SoupSyncUpTarget && conflicts.isEmpty ? [:] : nil
         for index in trees.indices where conflicts[index] == nil {
-            let plan = planner.plan(&trees[index], index: index)
-            operations += plan.operations
-            let record = trees[index].parent
-            if dates != nil, trees[index].children.isEmpty, plan.settled.isEmpty, plan.operations.count == 1, plan.operations[0].kind == .create,
-               record.createFields?.allSatisfy(JSONObject.isDataField) ?? true,
-               SoupStore.canConfirmCreate(of: record.entry, idField: record.idField),
-               let date = record.entry[SyncField.soupLastModifiedDate]?.integerValue {
-                dates?[record.entryId] = date
-            } else {
-                dates = nil
-            }
+            operations += planner.plan(&trees[index], index: index).operations
         }
         var spooled = SpooledPage(ids: page, conflicts: Dictionary(uniqueKeysWithValues: conflicts.map { (trees[$0.key].parent.entryId, $0.value) }))
         var soups: [String: Int32] = [:]
@@ -148,9 +132,6 @@ extension SyncUpEngine {
             }
             spooled.append(soup: soup, entryId: operation.entryId, ticket: ticket)
         }
-        if let dates, dates.count == page.count, spooled.entryIds.count == page.count {
-            spooled.createdSince = spooled.entryIds.compactMap { dates[$0] }
-        }
         return spooled
     }
 
@@ -165,7 +146,7 @@ extension SyncUpEngine {
                 results[job] = .failure(error)
             }
         }
-        if let outcome = try await saveCreates(page, results: results, heldBack: heldBack, jobs: jobs, tally: &tally) { return outcome }
+        if let outcome = try await saveCreates(page, results: results, heldBack: heldBack, tally: &tally) { return outcome }
         var sentBefore: [SyncUpJournalReconciler.EntryKey: SentWrite] = [:]
         for write in page.writes {
             let key = SyncUpJournalReconciler.EntryKey(soup: page.soups[Int(write.soup)], id: write.entryId)
@@ -196,52 +177,53 @@ extension SyncUpEngine {
         return outcome
     }
 
-    /// Saves the usual Bulk page — every write a create the org made, spooled as one the store can
-    /// confirm in SQL (OVERWRITE, no conflict, the built-in single-soup target), nothing held back
-    /// — without loading it again: each entry takes its new id and is marked clean, with what the
-    /// org confirmed, and its journal entry settles, exactly as the general passes would leave it.
-    /// Any other page (one write that is not such a create, or an entry changed since it was
-    /// read) returns `nil` with nothing done, for the general passes to save.
+    /// Saves the usual Bulk page — every write a create the org made, under OVERWRITE, with no
+    /// conflict, nothing held back and no reference to carry the new ids elsewhere — without the
+    /// general passes: each entry takes its new id and is marked clean, its journal entry settled,
+    /// exactly as those passes would leave it. Any other page (a single write that is not such a
+    /// create is enough) returns `nil` with nothing done, for the general passes to save.
     private func saveCreates(_ page: SpooledPage, results: [Int32: Result<BulkIngestResult, any Error>], heldBack: [String: Set<Int64>],
-                             jobs: SyncUpBulkJobs, tally: inout Tally) async throws -> PageOutcome? {
-        guard let dates = page.createdSince, let target = target as? SoupSyncUpTarget, !settings.dryRun, page.soups.count == 1 else { return nil }
+                             tally: inout Tally) async throws -> PageOutcome? {
+        guard settings.mergeMode == .overwrite, !settings.dryRun, !target.hasChildren, target.references.isEmpty, page.conflicts.isEmpty,
+              page.soups.count == 1, page.entryIds.count == page.ids.count else { return nil }
         let soup = page.soups[0]
         if let held = heldBack[soup], page.ids.contains(where: held.contains) { return nil }
-        var created: [SoupStore.CreatedRecord] = []
-        created.reserveCapacity(dates.count)
-        var journalIds: [Int64] = []
-        journalIds.reserveCapacity(dates.count)
-        var objects: [String] = []
-        objects.reserveCapacity(dates.count)
-        for (offset, write) in page.writes.enumerated() {
-            // What `SyncUpSender.bulkOutcome` calls a create the org made: processed, no error, an id.
-            guard case .success(let result)? = results[write.ticket.job] else { return nil }
-            let row = result.rows[Int(write.ticket.row)]
-            guard row.processed, row.error == nil, let id = row.id, !id.isEmpty else { return nil }
-            created.append(SoupStore.CreatedRecord(entryId: write.entryId, lastModified: dates[offset], id: id))
-            journalIds.append(write.ticket.journalId)
-            objects.append(jobs.object(of: write.ticket.job))
+        var tickets: [Int64: SyncUpBulkJobs.Ticket] = [:]
+        tickets.reserveCapacity(page.entryIds.count)
+        for write in page.writes { tickets[write.entryId] = write.ticket }
+        var trees = try await target.trees(for: page.ids, in: store)
+        guard trees.count == page.ids.count else { return nil }
+        var changes = SoupChangeSet()
+        changes.confirmEverySave = [soup]
+        changes.settledJournalIds.reserveCapacity(trees.count)
+        var rows: [SyncUpResultFiles.Row] = []
+        rows.reserveCapacity(trees.count)
+        let planner = SyncUpPlanner()
+        for index in trees.indices {
+            guard trees[index].children.isEmpty, trees[index].parent.soup == soup, let ticket = tickets[trees[index].parent.entryId],
+                  case .success(let result)? = results[ticket.job] else { return nil }
+            let plan = planner.plan(&trees[index], index: index)
+            guard plan.settled.isEmpty, plan.operations.count == 1, let operation = plan.operations.first, operation.kind == .create,
+                  case .succeeded(let id?) = SyncUpSender.bulkOutcome(result.rows[Int(ticket.row)], of: operation, in: result) else { return nil }
+            var record = trees[index].parent
+            let localId = record.id.flatMap { SyncField.isLocalId($0) ? $0 : nil }
+            record.id = id
+            record.entry.markClean()
+            changes.save(record.entry, in: soup)
+            changes.settledJournalIds.append(ticket.journalId)
+            rows.append(SyncUpResultFiles.Row(
+                kind: .success, object: record.objectType ?? "unknown", operation: SyncUpOperation.Kind.create.rawValue,
+                entryId: record.entryId, localId: localId, id: record.hasServerId ? record.id : nil, errorCode: nil, errorMessage: nil,
+                fields: operation.fields, soup: soup))
         }
         // In a task of its own, as every page's save: what the org confirmed is saved even when
         // the run is being stopped.
-        let (store, idField, settled) = (store, target.idFieldName, journalIds)
-        let confirming = created
-        guard let written = try await Task(operation: {
-            try await store.confirmCreates(confirming, in: soup, idField: idField, settling: settled)
-        }).value else { return nil }
-        var rows: [SyncUpResultFiles.Row] = []
-        rows.reserveCapacity(written.count)
+        let (store, changesToSave) = (store, changes)
+        try await Task { try await store.apply(changesToSave) }.value
         var pageTally = Tally()
-        for (offset, entry) in written.enumerated() {
-            // The fields sent, from the entry's data fields as written (the ones it was sent with).
-            let data = (try? JSONParser.parse(entry.confirmed).value.objectValue) ?? JSONObject()
-            let id = created[offset].id
-            rows.append(SyncUpResultFiles.Row(
-                kind: .success, object: objects[offset], operation: SyncUpOperation.Kind.create.rawValue, entryId: entry.entryId,
-                localId: entry.previousId.flatMap { SyncField.isLocalId($0) ? $0 : nil }, id: SyncField.isLocalId(id) ? nil : id,
-                errorCode: nil, errorMessage: nil, fields: target.record(data).payload(for: .create), soup: soup))
-            pageTally.settle(SyncUpJournalReconciler.EntryKey(soup: soup, id: entry.entryId))
-            pageTally.result.add(StageCounts.created, object: objects[offset])
+        for row in rows {
+            pageTally.settle(SyncUpJournalReconciler.EntryKey(soup: soup, id: row.entryId))
+            pageTally.result.add(StageCounts.created, object: row.object)
         }
         tally.merge(pageTally)
         try await files.add(rows)
