@@ -371,8 +371,11 @@ private struct Parser {
                     index += 1
                     return name
                 }
-                let string = String(decoding: bytes[start..<index], as: UTF8.self)
-                if high >= 0x80 { try validateUTF8(start, index) }
+                // ASCII needs no check; anything else is validated as it is decoded.
+                let text = bytes[start..<index]
+                guard let string = high < 0x80 ? String(decoding: text, as: UTF8.self) : String(validating: text, as: UTF8.self) else {
+                    throw error("invalid UTF-8 in a string")
+                }
                 index += 1
                 return string
             }
@@ -432,26 +435,14 @@ private struct Parser {
 
     /// Member names longer than a small string (15 bytes) that soup entries and Salesforce
     /// records carry by the million.
-    static let sharedNames: [String] = [
+    static let sharedNames: [(bytes: [UInt8], name: String)] = [
         "_soupLastModifiedDate", "_soupCreatedDate", "__locally_created__", "__locally_updated__", "__locally_deleted__",
         "LastModifiedDate", "LastModifiedById",
-    ]
-    static let sharedNameBytes = sharedNames.map { Array($0.utf8) }
+    ].map { (Array($0.utf8), $0) }
 
     /// The shared literal spelled by `name`, if any.
     static func sharedName(_ name: ArraySlice<UInt8>) -> String? {
-        for (index, bytes) in sharedNameBytes.enumerated() where bytes.count == name.count && bytes.elementsEqual(name) {
-            return sharedNames[index]
-        }
-        return nil
-    }
-
-    func validateUTF8(_ start: Int, _ end: Int) throws(JSONSyntaxError) {
-        var ascii = true
-        for i in start..<end where bytes[i] >= 0x80 { ascii = false; break }
-        if !ascii && String(validating: bytes[start..<end], as: UTF8.self) == nil {
-            throw error("invalid UTF-8 in a string")
-        }
+        sharedNames.first { $0.bytes.count == name.count && $0.bytes.elementsEqual(name) }?.name
     }
 
     mutating func parseHex4() throws(JSONSyntaxError) -> UInt32 {
