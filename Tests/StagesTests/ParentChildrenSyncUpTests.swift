@@ -216,6 +216,68 @@ import Testing
         }
     }
 
+    /// A page filling two requests is sent and saved as two halves side by side (the org works on
+    /// the second while the client saves the first): each record written once, children linked,
+    /// the LEAVE_IF_CHANGED check made once for the page still holding in the second half.
+    @Test func aPageFillingTwoRequestsIsSentAndSavedInHalves() async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: """
+            [ { "syncName": "trees", "syncType": "syncUp", "soupName": "Accounts",
+                "target": { "type": "parent_children", "relationshipType": "MASTER_DETAIL",
+                  "parent": { "sobjectType": "Account", "soupName": "Accounts" },
+                  "children": { "sobjectType": "Contact", "sobjectTypePlural": "Contacts", "soupName": "Contacts", "parentIdFieldName": "AccountId" },
+                  "createFieldlist": ["Name"], "updateFieldlist": ["Name"], "childrenCreateFieldlist": ["LastName", "AccountId"],
+                  "childrenUpdateFieldlist": ["LastName", "AccountId"] },
+                "options": { "mergeMode": "LEAVE_IF_CHANGED" } } ]
+            """, stages: #"[ { "id": "up", "type": "syncUp", "sync": "trees" } ]"#)
+        typealias H = SyncHarness
+        // 165 new trees of 1 + 5: 160 fill the first request; the rest, and two updates of
+        // records the org holds (one of them changed there since), go in the second.
+        let trees = 165
+        try await bench.put((0..<trees).map { H.local("Account", "local_a\($0)", ["Name": .string("New \($0)")]) }, into: "Accounts", pipeline)
+        let changed = try await bench.serverRecord("Account", ["Name": "Changed on the server"])
+        let kept = try await bench.serverRecord("Account", ["Name": "Kept"])
+        try await bench.advanceClock()
+        try await bench.client.update("Account", id: changed["Id"]!.stringValue!, ["Name": "Changed there"])
+        try await bench.put([H.flagged(changed, SyncField.locallyUpdated, ["Name": "Changed here"]),
+                             H.flagged(kept, SyncField.locallyUpdated, ["Name": "Kept renamed"])], into: "Accounts", pipeline)
+        try await bench.put((0..<trees).flatMap { tree in
+            (0..<5).map { H.local("Contact", "local_c\(tree)_\($0)", ["LastName": .string("Contact \(tree)-\($0)"), "AccountId": .string("local_a\(tree)")]) }
+        }, into: "Contacts", pipeline)
+
+        let outcome = try await bench.run(pipeline)
+        let stage = outcome.report.stages[0]
+        #expect(stage.byObject["Account"] == ["created": trees, "updated": 1, "conflicts": 1], "\(stage.counts)")
+        #expect(stage.byObject["Contact"]?["created"] == trees * 5)
+        #expect(stage.counts["conflicts"] == 1 && stage.counts["failed"] == 0 && stage.counts["uncertain"] == 0, "\(stage.counts)")
+        // Two write requests, as for the page whole, and one conflict check; the halves add one
+        // read of new dates.
+        #expect(outcome.report.api.byKind == ["composite": 4, "query": 1], "2 writes and a date refresh a half, the check: \(outcome.report.api.byKind)")
+
+        let accounts = try await bench.entries("Accounts", pipeline)
+        let contacts = try await bench.entries("Contacts", pipeline)
+        let conflicted = try #require(accounts.first { $0["Id"] == changed["Id"] })
+        #expect(conflicted.isDirty && conflicted.lastErrorCode == "CONFLICT" && conflicted["Name"] == "Changed here")
+        #expect(accounts.filter { $0 != conflicted }.allSatisfy { !$0.isDirty && !SyncField.isLocalId($0["Id"]?.stringValue ?? "local_") })
+        #expect(contacts.allSatisfy { !$0.isDirty && !SyncField.isLocalId($0["Id"]?.stringValue ?? "local_") })
+        #expect(try await bench.query("SELECT Name FROM Account WHERE Id = '\(changed["Id"]!.stringValue!)'").first?["Name"] == "Changed there")
+        #expect(try await bench.query("SELECT Name FROM Account WHERE Id = '\(kept["Id"]!.stringValue!)'").first?["Name"] == "Kept renamed")
+        // Each record in the org once, each child under its own parent.
+        let serverAccounts = try await bench.query("SELECT Id, Name FROM Account WHERE Name LIKE 'New %'")
+        #expect(serverAccounts.count == trees && Set(serverAccounts.map { $0["Name"] }).count == trees)
+        let names = Dictionary(uniqueKeysWithValues: serverAccounts.map { ($0["Id"]!.stringValue!, $0["Name"]!.stringValue!) })
+        let serverContacts = try await bench.query("SELECT LastName, AccountId FROM Contact WHERE LastName LIKE 'Contact %'")
+        #expect(serverContacts.count == trees * 5 && Set(serverContacts.map { $0["LastName"] }).count == trees * 5)
+        #expect(serverContacts.allSatisfy { contact in
+            let tree = contact["LastName"]!.stringValue!.dropFirst("Contact ".count).split(separator: "-")[0]
+            return names[contact["AccountId"]?.stringValue ?? ""] == "New \(tree)"
+        })
+        let store = try SoupStore.openForReading(path: pipeline.store)
+        defer { try? store.close() }
+        #expect(try await store.journal(of: "trees").isEmpty, "every write settled")
+    }
+
     @Test func aGraphTreeIsAllOrNothing() async throws {
         let bench = try await SyncHarness()
         defer { Task { await bench.close() } }

@@ -102,15 +102,16 @@ extension OrgEngine {
     /// Resolves references in one subrequest and runs it through the REST router.
     private func runSubrequest(_ subrequest: JSONValue, results: [String: JSONValue]) throws(APIError) -> EmulatorResponse {
         let url = try Self.resolveReferences(in: subrequest["url"]!.stringValue!, results: results)
-        var body = Data()
-        if let value = subrequest["body"], !value.isNull {
-            body = Data(try Self.resolveReferences(in: value, results: results).jsonString.utf8)
-        }
         let (path, query) = Self.splitURL(url)
         let parts = Self.components(path)
         guard parts.count >= 3, parts[2].hasPrefix("v") else { throw APIError.notFound }
-        let request = EmulatorRequest(method: subrequest["method"]!.stringValue!, path: path, query: query,
-                                      headers: [:], body: body)
+        var request = EmulatorRequest(method: subrequest["method"]!.stringValue!, path: path, query: query,
+                                      headers: [:], body: Data())
+        if let value = subrequest["body"], !value.isNull {
+            // Handed over parsed, not written and read again (the routes a subrequest may take
+            // read their body as JSON).
+            request.json = try Self.resolveReferences(in: value, results: results)
+        }
         // Injected record faults fail single writes inside a composite too.
         if request.method != "GET" && random.chance(faults.recordErrorRate) {
             return .error(APIError(400, faults.recordErrorCode, "Injected record fault: \(faults.recordErrorCode)", fields: []))
@@ -125,17 +126,35 @@ extension OrgEngine {
     }
 
     static func resolveReferences(in value: JSONValue, results: [String: JSONValue]) throws(APIError) -> JSONValue {
+        try resolvedReferences(in: value, results: results) ?? value
+    }
+
+    /// `value` with its references resolved; `nil` when it holds none (nothing is copied then).
+    private static func resolvedReferences(in value: JSONValue, results: [String: JSONValue]) throws(APIError) -> JSONValue? {
         switch value {
-        case .string(let text): return .string(try resolveReferences(in: text, results: results))
-        case .array(let array):
-            var resolved: [JSONValue] = []
-            for element in array { resolved.append(try resolveReferences(in: element, results: results)) }
-            return .array(resolved)
-        case .object(let object):
-            var resolved = JSONObject()
-            for (key, member) in object { resolved[key] = try resolveReferences(in: member, results: results) }
-            return .object(resolved)
-        default: return value
+        case .string(let text):
+            guard text.utf8.contains(UInt8(ascii: "@")) else { return nil }
+            let resolved = try resolveReferences(in: text, results: results)
+            return resolved == text ? nil : .string(resolved)
+        case .array(var array):
+            var changed = false
+            for index in array.indices {
+                if let element = try resolvedReferences(in: array[index], results: results) {
+                    array[index] = element
+                    changed = true
+                }
+            }
+            return changed ? .array(array) : nil
+        case .object(var object):
+            var changed = false
+            for (key, member) in object {
+                if let resolved = try resolvedReferences(in: member, results: results) {
+                    object[key] = resolved
+                    changed = true
+                }
+            }
+            return changed ? .object(object) : nil
+        default: return nil
         }
     }
 

@@ -33,6 +33,11 @@ extension OrgEngine {
         // Faults apply to /services/* only.
         let arrival = request.arrival
         let kind = Self.kind(of: request, parts: parts)
+        var request = request
+        if kind == "composite" || kind == "graph", request.json == nil, !request.body.isEmpty {
+            // Read once: to count the request as a write or not, then to run it.
+            request.json = try? JSONParser.parse(request.body).value
+        }
         let isWrite = Self.isWrite(request, parts: parts)
         stats.count(kind: kind, isWrite: isWrite)
         if faults.stallAfterRequests > 0 && stats.total > faults.stallAfterRequests
@@ -94,7 +99,7 @@ extension OrgEngine {
             ? routeWithinDeadline(request, version: version, parts: Array(parts.dropFirst(3)))
             : route(request, version: version, parts: Array(parts.dropFirst(3)))
         response.headers.append(limitHeader)
-        if Self.isWrite(request, parts: parts), response.status < 300 || kind == "composite" || kind == "collections",
+        if isWrite, response.status < 300 || kind == "composite" || kind == "collections",
            random.chance(faults.dropAfterCommitRate) {
             response.drop = true
         }
@@ -218,7 +223,7 @@ extension OrgEngine {
         case "composite":
             if rest.count > 1 && rest[1] == "sobjects" { return writes(method: request.method, rest: rest) }
             if rest.count > 1 && rest[1] == "tree" { return true }
-            guard let body = try? JSONParser.parse(request.body).value else { return false }
+            guard let body = request.json else { return false }
             let subrequests = body["compositeRequest"]?.arrayValue ?? body["batchRequests"]?.arrayValue
                 ?? (body["graphs"]?.arrayValue ?? []).flatMap { $0["compositeRequest"]?.arrayValue ?? [] }
             return subrequests.contains { subrequest in

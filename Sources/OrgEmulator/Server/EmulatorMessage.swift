@@ -13,9 +13,12 @@ struct EmulatorRequest: Sendable {
     /// When the request reached the server: its deadline runs from here, not from when the
     /// engine got round to it.
     var arrival = ContinuousClock.now
+    /// The body already parsed (a Composite subrequest's, or a request read once to classify it).
+    var json: JSONValue?
 
     /// The body parsed as JSON; a JSON_PARSER_ERROR otherwise.
     func jsonBody() throws(APIError) -> JSONValue {
+        if let json { return json }
         guard !body.isEmpty else { throw APIError.badJSON("No content to map due to end-of-input") }
         do {
             return try JSONParser.parse(body).value
@@ -29,13 +32,32 @@ struct EmulatorRequest: Sendable {
 struct EmulatorResponse: Sendable {
     var status: Int
     var headers: [(String, String)] = []
-    var body: Data?
+    /// A JSON body, kept as a value until it is sent: a Composite subresponse goes into its
+    /// parent's answer without being written and read back.
+    private var json: JSONValue?
+    private var bytes: Data?
     /// Close the connection without answering (the change, if any, is committed).
     var drop = false
 
+    init(status: Int, headers: [(String, String)] = [], body: Data? = nil) {
+        self.status = status
+        self.headers = headers
+        self.bytes = body
+    }
+
+    /// The body as sent.
+    var body: Data? {
+        get { bytes ?? json.map { Data($0.jsonString.utf8) } }
+        set {
+            bytes = newValue
+            json = nil
+        }
+    }
+
     static func json(_ status: Int, _ value: JSONValue, headers: [(String, String)] = []) -> EmulatorResponse {
-        EmulatorResponse(status: status, headers: [("Content-Type", "application/json;charset=UTF-8")] + headers,
-                         body: Data(value.jsonString.utf8))
+        var response = EmulatorResponse(status: status, headers: [("Content-Type", "application/json;charset=UTF-8")] + headers)
+        response.json = value
+        return response
     }
 
     static func noContent() -> EmulatorResponse { EmulatorResponse(status: 204) }
@@ -56,7 +78,8 @@ struct EmulatorResponse: Sendable {
 
     /// The body as JSON, for composite subresponses.
     var jsonBody: JSONValue {
-        guard let body, !body.isEmpty, let value = try? JSONParser.parse(body).value else { return .null }
+        if let json { return json }
+        guard let body = bytes, !body.isEmpty, let value = try? JSONParser.parse(body).value else { return .null }
         return value
     }
 }

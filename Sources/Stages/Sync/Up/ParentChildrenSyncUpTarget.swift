@@ -16,6 +16,8 @@ public struct ParentChildrenSyncUpTarget: SyncUpTarget {
     public var references: [SyncUpReference] {
         [SyncUpReference(soup: children.soupName, field: children.parentIdFieldName, referencedSoup: parent.soupName)]
     }
+    /// A child holding a parent's `local_` id is a child of that parent's tree.
+    public var treesAreIndependent: Bool { true }
 
     public func idFieldName(inSoup soup: String) -> String {
         soup == parent.soupName ? parent.idFieldName : children.idFieldName

@@ -183,11 +183,85 @@ struct SyncUpEngine {
         do {
             var trees = try await target.trees(for: page, in: store)
             holdBack(&trees, heldBack, tally: &tally)
-            let outcome = try await syncPage(&trees, transport: transport, tally: &tally)
-            return PageRun(tally: tally, outcome: outcome, count: page.count)
+            guard let split = overlapSplit(trees, transport: transport) else {
+                let outcome = try await syncPage(&trees, transport: transport, tally: &tally)
+                return PageRun(tally: tally, outcome: outcome, count: page.count)
+            }
+            return await runHalves(trees, at: split, transport: transport, tally: tally, count: page.count)
         } catch {
             return PageRun(tally: tally, error: error, count: page.count)
         }
+    }
+
+    /// Where to cut a page in two so that the client saves its first half while the org works
+    /// on the second: the tree that starts the middle request of the page's first phase (each
+    /// half then packs into exactly the requests it took in the whole page, so the cut costs no
+    /// request). `nil` when the page fills fewer than two requests, in a dry run, or when the
+    /// target carries new ids into other trees (a half must not be planned before the other saves).
+    private func overlapSplit(_ trees: [SyncUpTree], transport: SyncUpTransport) -> Int? {
+        guard !settings.dryRun, transport != .bulk, target.treesAreIndependent, trees.count > 1 else { return nil }
+        var planned = trees
+        let planner = SyncUpPlanner()
+        let operations = planned.indices.map { planner.plan(&planned[$0], index: $0).operations }
+        guard let first = SyncUpPacker(transport: transport).phases(operations).first, first.count > 1 else { return nil }
+        let middle = first[first.count / 2].operations.map(\.key.tree).min() ?? 0
+        // A tree whose writes span the cut (its children packed after it) keeps the cut off.
+        let before = first[..<(first.count / 2)].flatMap { $0.operations.map(\.key.tree) }
+        guard middle > 0, before.allSatisfy({ $0 < middle }) else { return nil }
+        return middle
+    }
+
+    /// A page synced as two halves side by side (``overlapSplit(_:transport:)``): one LEAVE_IF_CHANGED
+    /// check for the whole page, then each half sent, answered and saved on its own.
+    private func runHalves(_ trees: [SyncUpTree], at split: Int, transport: SyncUpTransport, tally: Tally, count: Int) async -> PageRun {
+        var run = PageRun(tally: tally, count: count)
+        var outcome = PageOutcome()
+        let conflicts: [Int64: String]
+        do {
+            conflicts = settings.mergeMode == .leaveIfChanged
+                ? Dictionary(uniqueKeysWithValues: try await SyncUpConflictChecker(client: client, target: target).conflicts(in: trees)
+                    .map { (trees[$0.key].parent.entryId, $0.value) })
+                : [:]
+        } catch {
+            run.error = error
+            return run
+        }
+        // The second half leaves once the org has answered the first's writes, so the org works on
+        // it while the client saves the first (both at once would hold the first's answers back).
+        let (firstSent, signal) = AsyncStream<Void>.makeStream()
+        @Sendable func sync(_ half: [SyncUpTree], afterFirstSend: (@Sendable () -> Void)?) async -> PageRun {
+            var trees = half
+            var tally = Tally()
+            do {
+                let outcome = try await syncPage(&trees, transport: transport, tally: &tally, conflictsBefore: conflicts,
+                                                 afterFirstSend: afterFirstSend)
+                return PageRun(tally: tally, outcome: outcome, count: half.count)
+            } catch {
+                return PageRun(tally: tally, error: error, count: half.count)
+            }
+        }
+        let (first, second) = (Array(trees[..<split]), Array(trees[split...]))
+        let halves = await withTaskGroup(of: PageRun.self) { group in
+            group.addTask {
+                defer { signal.finish() }
+                return await sync(first) { signal.finish() }
+            }
+            group.addTask {
+                for await _ in firstSent {}
+                return await sync(second, afterFirstSend: nil)
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        for half in halves {
+            run.tally.merge(half.tally)
+            if let error = half.error { run.error = run.error ?? error }
+            if let half = half.outcome {
+                outcome.settledRoots.formUnion(half.settledRoots)
+                outcome.sawUncertain = outcome.sawUncertain || half.sawUncertain
+            }
+        }
+        if run.error == nil { run.outcome = outcome }
+        return run
     }
 
     /// Settles the journal of earlier attempts: adopted creates are counted and listed;
@@ -278,8 +352,10 @@ struct SyncUpEngine {
     ///   - sentBefore: writes already sent (by entry): their outcomes stand for the first pass's.
     ///   - conflictsBefore: LEAVE_IF_CHANGED conflicts found before they were sent (by root entry
     ///     id), instead of a check now.
+    ///   - afterFirstSend: called once the org has answered the first pass's requests.
     func syncPage(_ trees: inout [SyncUpTree], transport: SyncUpTransport, tally: inout Tally,
-                  sentBefore: [SyncUpJournalReconciler.EntryKey: SentWrite] = [:], conflictsBefore: [Int64: String]? = nil) async throws -> PageOutcome {
+                  sentBefore: [SyncUpJournalReconciler.EntryKey: SentWrite] = [:], conflictsBefore: [Int64: String]? = nil,
+                  afterFirstSend: (@Sendable () -> Void)? = nil) async throws -> PageOutcome {
         var final: [RecordKey: SyncUpOutcome] = [:]
         var kinds: [RecordKey: SyncUpOperation.Kind] = [:]
         var sent: [RecordKey: JSONObject] = [:]
@@ -359,6 +435,7 @@ struct SyncUpEngine {
                                              originalIds: originalIds, tally: &tally)
                 throw error
             }
+            if pass == 0 { afterFirstSend?() }
             var passResult = applier.apply(results.outcomes, kinds: kinds, to: &trees, removed: &removed, final: &final, allowRerun: pass < 2)
             // Row locks and busy answers applied nothing: those trees go again after a pause.
             let transient = Set(final.compactMap { key, outcome in outcome.error?.isTransient == true ? key.tree : nil })

@@ -15,6 +15,11 @@ public protocol SyncUpTarget: Sendable {
     /// the `local_` id there too. Default: none.
     var references: [SyncUpReference] { get }
 
+    /// `true` when every entry holding a tree's `local_` ids (``references``) belongs to that
+    /// tree, so disjoint sets of trees can be sent and saved side by side. Default: `true` when
+    /// there are no references.
+    var treesAreIndependent: Bool { get }
+
     /// The `_soupEntryId`s of the trees to sync up (for a parent-children target, of the parents
     /// that are dirty or have a dirty child), in ascending order.
     func candidateIds(in store: SoupStore) async throws -> [Int64]
@@ -53,6 +58,7 @@ public protocol SyncUpTarget: Sendable {
 
 extension SyncUpTarget {
     public var references: [SyncUpReference] { [] }
+    public var treesAreIndependent: Bool { references.isEmpty }
     public func strandedRecords(in store: SoupStore) async throws -> [SyncUpStrandedRecord] { [] }
     public func idFieldName(inSoup soup: String) -> String { "Id" }
     public func externalIdFieldName(inSoup soup: String) -> String? { nil }
