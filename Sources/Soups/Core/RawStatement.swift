@@ -97,6 +97,31 @@ final class RawStatement {
         }
     }
 
+    /// A row being stepped over: its columns read in place (valid only during the call).
+    struct Columns {
+        fileprivate let statement: OpaquePointer
+
+        func int64(_ index: Int32) -> Int64 { sqlite3_column_int64(statement, index) }
+        func isNull(_ index: Int32) -> Bool { sqlite3_column_type(statement, index) == SQLITE_NULL }
+        func value(_ index: Int32) -> DatabaseValue { DatabaseValue(sqliteStatement: statement, index: index) }
+        /// The column's UTF-8 text, copied.
+        func bytes(_ index: Int32) -> [UInt8] {
+            guard let text = sqlite3_column_text(statement, index) else { return [] }
+            return Array(UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(statement, index))))
+        }
+    }
+
+    /// Runs the statement and hands `body` each row's columns, without building GRDB rows.
+    func forEachRow(_ body: (Columns) throws -> Void) throws {
+        defer { sqlite3_reset(statement) }
+        while true {
+            let code = sqlite3_step(statement)
+            if code == SQLITE_DONE { return }
+            guard code == SQLITE_ROW else { throw error(code) }
+            try body(Columns(statement: statement))
+        }
+    }
+
     private func error(_ code: Int32) -> DatabaseError {
         DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(connection)), sql: sql)
     }

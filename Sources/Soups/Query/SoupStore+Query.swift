@@ -234,7 +234,7 @@ extension SoupStore {
             var id: Int64
             var dirty: Bool
             var syncId: Int64?
-            var soup: String?
+            var soup: [UInt8]?
         }
         // The rows are read on a reader; their JSON is parsed after, on every core.
         let (rows, byKey) = try await pool.read { db in
@@ -246,15 +246,20 @@ extension SoupStore {
                 byKey[key, default: []].append(value)
             }
             var rows: [Match] = []
+            var statement: (size: Int, raw: RawStatement)?
             for chunk in Array(byKey.keys).chunked(into: 500) {
-                let statement = try db.cachedStatement(sql: """
-                    SELECT \(table.expression(forPath: path)) AS k, id, _local, _syncId, soup FROM \(table.tableName)
-                    WHERE \(table.expression(forPath: path)) IN (\(chunk.map { _ in "?" }.joined(separator: ",")))
-                    """)
-                let cursor = try Row.fetchCursor(statement, arguments: StatementArguments(Array(chunk)))
-                while let row = try cursor.next() {
-                    var match = Match(key: row[0], id: row[1], dirty: row[2], syncId: row[3])
-                    if whole(match.id, match.dirty, match.syncId) { match.soup = row[4] }
+                if statement?.size != chunk.count {
+                    statement = (chunk.count, try RawStatement(db, sql: """
+                        SELECT \(table.expression(forPath: path)) AS k, id, _local, _syncId, soup FROM \(table.tableName)
+                        WHERE \(table.expression(forPath: path)) IN (\(chunk.map { _ in "?" }.joined(separator: ",")))
+                        """))
+                }
+                let raw = statement!.raw
+                for (offset, key) in chunk.enumerated() { raw.bind(key, at: Int32(offset + 1)) }
+                // Read in place: no GRDB row, and the JSON copied as bytes to be parsed after.
+                try raw.forEachRow { row in
+                    var match = Match(key: row.value(0), id: row.int64(1), dirty: row.int64(2) != 0, syncId: row.isNull(3) ? nil : row.int64(3))
+                    if whole(match.id, match.dirty, match.syncId) { match.soup = row.bytes(4) }
                     rows.append(match)
                 }
             }

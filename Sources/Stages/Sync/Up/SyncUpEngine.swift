@@ -226,15 +226,16 @@ struct SyncUpEngine {
             run.error = error
             return run
         }
-        // The second half leaves once the org has answered the first's writes, so the org works on
-        // it while the client saves the first (both at once would hold the first's answers back).
+        // The second half leaves once the org has answered the first's requests, so the org works
+        // on it while the client saves the first (sent at once, the second's writes would come
+        // before the first's read of new dates: the org answers one request at a time).
         let (firstSent, signal) = AsyncStream<Void>.makeStream()
-        @Sendable func sync(_ half: [SyncUpTree], afterFirstSend: (@Sendable () -> Void)?) async -> PageRun {
+        @Sendable func sync(_ half: [SyncUpTree], answered: (@Sendable () -> Void)?) async -> PageRun {
             var trees = half
             var tally = Tally()
             do {
                 let outcome = try await syncPage(&trees, transport: transport, tally: &tally, conflictsBefore: conflicts,
-                                                 afterFirstSend: afterFirstSend)
+                                                 answered: answered)
                 return PageRun(tally: tally, outcome: outcome, count: half.count)
             } catch {
                 return PageRun(tally: tally, error: error, count: half.count)
@@ -248,7 +249,7 @@ struct SyncUpEngine {
             }
             group.addTask {
                 for await _ in firstSent {}
-                return await sync(second, afterFirstSend: nil)
+                return await sync(second, answered: nil)
             }
             return await group.reduce(into: []) { $0.append($1) }
         }
@@ -352,10 +353,10 @@ struct SyncUpEngine {
     ///   - sentBefore: writes already sent (by entry): their outcomes stand for the first pass's.
     ///   - conflictsBefore: LEAVE_IF_CHANGED conflicts found before they were sent (by root entry
     ///     id), instead of a check now.
-    ///   - afterFirstSend: called once the org has answered the first pass's requests.
+    ///   - answered: called once the org has answered the page's requests, before it is saved.
     func syncPage(_ trees: inout [SyncUpTree], transport: SyncUpTransport, tally: inout Tally,
                   sentBefore: [SyncUpJournalReconciler.EntryKey: SentWrite] = [:], conflictsBefore: [Int64: String]? = nil,
-                  afterFirstSend: (@Sendable () -> Void)? = nil) async throws -> PageOutcome {
+                  answered: (@Sendable () -> Void)? = nil) async throws -> PageOutcome {
         var final: [RecordKey: SyncUpOutcome] = [:]
         var kinds: [RecordKey: SyncUpOperation.Kind] = [:]
         var sent: [RecordKey: JSONObject] = [:]
@@ -435,7 +436,6 @@ struct SyncUpEngine {
                                              originalIds: originalIds, tally: &tally)
                 throw error
             }
-            if pass == 0 { afterFirstSend?() }
             var passResult = applier.apply(results.outcomes, kinds: kinds, to: &trees, removed: &removed, final: &final, allowRerun: pass < 2)
             // Row locks and busy answers applied nothing: those trees go again after a pause.
             let transient = Set(final.compactMap { key, outcome in outcome.error?.isTransient == true ? key.tree : nil })
@@ -453,6 +453,7 @@ struct SyncUpEngine {
             pending = passResult.rerun
         }
         if settings.mergeMode == .leaveIfChanged && !settings.dryRun { try await refreshModificationDates(&trees, final: final) }
+        answered?()
         return try await commitEvenIfStopping(trees, final: final, kinds: kinds, sent: sent, removed: removed, results: results,
                                         originalIds: originalIds, tally: &tally)
     }
