@@ -187,6 +187,7 @@ struct SyncUpEngine {
                 let outcome = try await syncPage(&trees, transport: transport, tally: &tally)
                 return PageRun(tally: tally, outcome: outcome, count: page.count)
             }
+            logger.debug("sync up \(settings.syncName): a page of \(trees.count) trees sent and saved in two halves (\(split) + \(trees.count - split))")
             return await runHalves(trees, at: split, transport: transport, tally: tally, count: page.count)
         } catch {
             return PageRun(tally: tally, error: error, count: page.count)
