@@ -35,7 +35,7 @@ final class RawStatement {
         case .null: sqlite3_bind_null(statement, index)
         case .int64(let number): sqlite3_bind_int64(statement, index, number)
         case .double(let number): sqlite3_bind_double(statement, index, number)
-        case .string(var text): text.withUTF8 { bytes in bindText(bytes, at: index) }
+        case .string(let text): bind(text: text, at: index)
         case .blob(let data):
             data.withUnsafeBytes { bytes in
                 _ = sqlite3_bind_blob(statement, index, bytes.baseAddress, Int32(bytes.count), Self.transient)
@@ -51,6 +51,22 @@ final class RawStatement {
     /// Binds UTF-8 text to the 1-based parameter `index`.
     func bind(text bytes: [UInt8], at index: Int32) {
         bytes.withUnsafeBufferPointer { bindText($0, at: index) }
+    }
+
+    /// Binds a string to the 1-based parameter `index`.
+    func bind(text: String, at index: Int32) {
+        var text = text
+        text.withUTF8 { bindText($0, at: index) }
+    }
+
+    /// Binds a string, or NULL, to the 1-based parameter `index`.
+    func bind(optionalText text: String?, at index: Int32) {
+        if let text { bind(text: text, at: index) } else { sqlite3_bind_null(statement, index) }
+    }
+
+    /// Binds an integer, or NULL, to the 1-based parameter `index`.
+    func bind(optional number: Int64?, at index: Int32) {
+        if let number { sqlite3_bind_int64(statement, index, number) } else { sqlite3_bind_null(statement, index) }
     }
 
     private func bindText(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int32) {

@@ -6,32 +6,50 @@ extension SoupStore {
     @discardableResult
     public func appendToJournal(_ entries: [SyncJournalEntry]) async throws -> [Int64] {
         try await pool.write { db in
-            let statement = try RawStatement(db, sql: """
-                INSERT INTO sync_journal (syncName, soupName, entryId, operation, objectType, recordId, payload, sentAt,
-                                          serverSentAt, settledBy, linkField, linkSoup, linkEntryId, bulkJobId)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """)
+            var ids: [Int64] = []
+            ids.reserveCapacity(entries.count)
+            var statement: (rows: Int, raw: RawStatement)?
             var payload: [UInt8] = []
-            return try entries.map { entry in
-                payload.removeAll(keepingCapacity: true)
-                JSONValue.object(entry.payload).write(into: &payload)
-                let columns: [DatabaseValue] = [
-                    entry.syncName.databaseValue, entry.soupName.databaseValue, entry.entryId.databaseValue,
-                    entry.operation.rawValue.databaseValue, entry.objectType.databaseValue, entry.recordId.databaseValue,
-                ]
-                for (offset, value) in columns.enumerated() { statement.bind(value, at: Int32(offset + 1)) }
-                statement.bind(text: payload, at: 7)
-                let rest: [DatabaseValue] = [
-                    entry.sentAt.databaseValue, entry.serverSentAt.databaseValue, entry.settledBy.databaseValue,
-                    entry.link?.field.databaseValue ?? .null, entry.link?.soupName.databaseValue ?? .null,
-                    entry.link?.entryId.databaseValue ?? .null, entry.bulkJobId.databaseValue,
-                ]
-                for (offset, value) in rest.enumerated() { statement.bind(value, at: Int32(offset + 8)) }
-                try statement.execute()
-                return db.lastInsertedRowID
+            for chunk in entries.chunked(into: Self.journalRowsPerInsert) {
+                if statement?.rows != chunk.count {
+                    let row = "(" + Array(repeating: "?", count: 14).joined(separator: ", ") + ")"
+                    statement = (chunk.count, try RawStatement(db, sql: """
+                        INSERT INTO sync_journal (syncName, soupName, entryId, operation, objectType, recordId, payload, sentAt,
+                                                  serverSentAt, settledBy, linkField, linkSoup, linkEntryId, bulkJobId)
+                        VALUES \(Array(repeating: row, count: chunk.count).joined(separator: ", "))
+                        """))
+                }
+                let raw = statement!.raw
+                for (position, entry) in chunk.enumerated() {
+                    let base = Int32(position * 14)
+                    payload.removeAll(keepingCapacity: true)
+                    JSONValue.object(entry.payload).write(into: &payload)
+                    raw.bind(text: entry.syncName, at: base + 1)
+                    raw.bind(text: entry.soupName, at: base + 2)
+                    raw.bind(entry.entryId, at: base + 3)
+                    raw.bind(text: entry.operation.rawValue, at: base + 4)
+                    raw.bind(text: entry.objectType, at: base + 5)
+                    raw.bind(optionalText: entry.recordId, at: base + 6)
+                    raw.bind(text: payload, at: base + 7)
+                    raw.bind(entry.sentAt, at: base + 8)
+                    raw.bind(optional: entry.serverSentAt, at: base + 9)
+                    raw.bind(optional: entry.settledBy, at: base + 10)
+                    raw.bind(optionalText: entry.link?.field, at: base + 11)
+                    raw.bind(optionalText: entry.link?.soupName, at: base + 12)
+                    raw.bind(optional: entry.link?.entryId, at: base + 13)
+                    raw.bind(optionalText: entry.bulkJobId, at: base + 14)
+                }
+                try raw.execute()
+                // One statement's rows take consecutive ids (one writer; AUTOINCREMENT counts up).
+                let last = db.lastInsertedRowID
+                ids.append(contentsOf: (last - Int64(chunk.count) + 1)...last)
             }
+            return ids
         }
     }
+
+    /// Journal entries written by one INSERT (14 values each, well under SQLite's variable limit).
+    static let journalRowsPerInsert = 64
 
     /// Records the Bulk API job that carries the given journal entries (before its data is uploaded).
     public func setBulkJob(_ jobId: String, forJournalIds ids: [Int64]) async throws {
@@ -81,7 +99,27 @@ extension SoupStore {
     }
 
     static func removeFromJournal(ids: [Int64], _ db: Database) throws {
-        for chunk in ids.chunked(into: 500) {
+        // A page's entries were journaled together: their ids come in runs, each one range.
+        var single: [Int64] = []
+        var ranges: RawStatement?
+        var sorted = ids.sorted()[...]
+        while let first = sorted.first {
+            var last = first
+            sorted = sorted.drop { id in
+                guard id <= last + 1 else { return false }
+                last = id
+                return true
+            }
+            if last - first < 8 {
+                single.append(contentsOf: first...last)
+                continue
+            }
+            if ranges == nil { ranges = try RawStatement(db, sql: "DELETE FROM sync_journal WHERE id BETWEEN ? AND ?") }
+            ranges!.bind(first, at: 1)
+            ranges!.bind(last, at: 2)
+            try ranges!.execute()
+        }
+        for chunk in single.chunked(into: 500) {
             try db.execute(sql: "DELETE FROM sync_journal WHERE id IN (\(chunk.map { _ in "?" }.joined(separator: ",")))",
                            arguments: StatementArguments(chunk))
         }
