@@ -215,7 +215,8 @@ struct SyncUpEngine {
     /// A page synced as two halves side by side (``overlapSplit(_:transport:)``): one LEAVE_IF_CHANGED
     /// check for the whole page, then each half sent, answered and saved on its own.
     private func runHalves(_ trees: [SyncUpTree], at split: Int, transport: SyncUpTransport, tally: Tally, count: Int) async -> PageRun {
-        var run = PageRun(tally: tally, count: count)
+        // The page's count less its trees (those held back), plus each half's that ran.
+        var run = PageRun(tally: tally, count: count - trees.count)
         var outcome = PageOutcome()
         let conflicts: [Int64: String]
         do {
@@ -229,8 +230,10 @@ struct SyncUpEngine {
         }
         // The second half leaves once the org has answered the first's requests, so the org works
         // on it while the client saves the first (sent at once, the second's writes would come
-        // before the first's read of new dates: the org answers one request at a time).
-        let (firstSent, signal) = AsyncStream<Void>.makeStream()
+        // before the first's read of new dates: the org answers one request at a time). It does not
+        // leave at all when the first stopped before that (a spent API budget, a refused login, a
+        // failed store) or the run is being cancelled: as a page, nothing more is sent then.
+        let (firstAnswered, signal) = AsyncStream<Void>.makeStream()
         @Sendable func sync(_ half: [SyncUpTree], answered: (@Sendable () -> Void)?) async -> PageRun {
             var trees = half
             var tally = Tally()
@@ -246,15 +249,21 @@ struct SyncUpEngine {
         let halves = await withTaskGroup(of: PageRun.self) { group in
             group.addTask {
                 defer { signal.finish() }
-                return await sync(first) { signal.finish() }
+                return await sync(first) {
+                    signal.yield()
+                    signal.finish()
+                }
             }
             group.addTask {
-                for await _ in firstSent {}
+                var answered = false
+                for await _ in firstAnswered { answered = true }
+                guard answered, !Task.isCancelled else { return PageRun(tally: Tally(), count: 0) }
                 return await sync(second, answered: nil)
             }
             return await group.reduce(into: []) { $0.append($1) }
         }
         for half in halves {
+            run.count += half.count
             run.tally.merge(half.tally)
             if let error = half.error { run.error = run.error ?? error }
             if let half = half.outcome {
