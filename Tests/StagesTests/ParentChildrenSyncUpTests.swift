@@ -216,10 +216,10 @@ import Testing
         }
     }
 
-    /// A page filling two requests is sent and saved as two halves side by side (the org works on
+    /// A page filling two requests is sent and saved in two parts side by side (the org works on
     /// the second while the client saves the first): each record written once, children linked,
-    /// the LEAVE_IF_CHANGED check made once for the page still holding in the second half.
-    @Test func aPageFillingTwoRequestsIsSentAndSavedInHalves() async throws {
+    /// the LEAVE_IF_CHANGED check made once for the page still holding in the second part.
+    @Test func aPageFillingTwoRequestsIsSentAndSavedInTwoParts() async throws {
         let bench = try await SyncHarness()
         defer { Task { await bench.close() } }
         let pipeline = try bench.pipeline(syncs: """
@@ -251,9 +251,9 @@ import Testing
         #expect(stage.byObject["Account"] == ["created": trees, "updated": 1, "conflicts": 1], "\(stage.counts)")
         #expect(stage.byObject["Contact"]?["created"] == trees * 5)
         #expect(stage.counts["conflicts"] == 1 && stage.counts["failed"] == 0 && stage.counts["uncertain"] == 0, "\(stage.counts)")
-        // Two write requests, as for the page whole, and one conflict check; the halves add one
+        // Two write requests, as for the page whole, and one conflict check; the parts add one
         // read of new dates.
-        #expect(outcome.report.api.byKind == ["composite": 4, "query": 1], "2 writes and a date refresh a half, the check: \(outcome.report.api.byKind)")
+        #expect(outcome.report.api.byKind == ["composite": 4, "query": 1], "2 writes and a date refresh a part, the check: \(outcome.report.api.byKind)")
 
         let accounts = try await bench.entries("Accounts", pipeline)
         let contacts = try await bench.entries("Contacts", pipeline)
