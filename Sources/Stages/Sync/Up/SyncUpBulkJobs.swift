@@ -63,7 +63,7 @@ struct SyncUpBulkJobs {
     /// jobs' ids and appends their rows to the jobs' uploads; returns each write's ticket.
     mutating func add(_ operations: [SyncUpOperation], checkBudget: @Sendable () async throws -> Void) async throws -> [(SyncUpOperation, Ticket)] {
         var tickets: [(SyncUpOperation, Ticket)] = []
-        let requests = SyncUpPacker(transport: .bulk).phases(operations.map { [$0] }).joined()
+        let requests = SyncUpPacker(transport: .bulk).bulkPhases(operations).joined()
         for case .bulk(let object, let kind, let field, let group) in requests {
             let key = Key(object: object, kind: kind, externalIdField: field)
             let records = group.map { ($0.fields, $0.recordId, $0.externalIdValue) }
@@ -74,13 +74,17 @@ struct SyncUpBulkJobs {
             if let index = open[key], jobs[index].columns != table.columns {
                 table = SyncUpBulkTable(kind: kind, externalIdField: field, columns: jobs[index].columns, records: records)
             }
-            let lines = table.rows.map { row in
-                var line: [UInt8] = []
-                line.reserveCapacity(64)
-                CSVLine.append(row.lazy.map { $0 ?? "" }, to: &line)
-                line.append(UInt8(ascii: "\n"))
-                return line
+            // Every row's CSV line in one buffer (`ends[i]`: where line i ends), not an array each.
+            var encoded: [UInt8] = []
+            encoded.reserveCapacity(table.rows.count * 64)
+            var ends: [Int] = []
+            ends.reserveCapacity(table.rows.count)
+            for row in table.rows {
+                CSVLine.append(row.lazy.map { $0 ?? "" }, to: &encoded)
+                encoded.append(UInt8(ascii: "\n"))
+                ends.append(encoded.count)
             }
+            func line(_ index: Int) -> ArraySlice<UInt8> { encoded[(index == 0 ? 0 : ends[index - 1])..<ends[index]] }
             var start = 0
             while start < group.count {
                 let index = try await openJob(key, columns: table.columns, checkBudget: checkBudget)
@@ -89,8 +93,8 @@ struct SyncUpBulkJobs {
                 var bytes = jobs[index].upload.count
                 let limit = index == 0 ? min(maxRecords, firstJobRecords) : maxRecords
                 while end < group.count, end == start && jobs[index].hashes.isEmpty
-                        || (bytes + lines[end].count <= maxUploadBytes && jobs[index].hashes.count + end - start < limit) {
-                    bytes += lines[end].count
+                        || (bytes + line(end).count <= maxUploadBytes && jobs[index].hashes.count + end - start < limit) {
+                    bytes += line(end).count
                     end += 1
                 }
                 if end == start {
@@ -101,7 +105,7 @@ struct SyncUpBulkJobs {
                 let (journalIds, _) = try await sender.journal(segment, bulkJobId: jobs[index].id)
                 for (offset, operation) in segment.enumerated() {
                     let row = jobs[index].hashes.count
-                    jobs[index].upload += lines[start + offset]
+                    jobs[index].upload += line(start + offset)
                     jobs[index].hashes.append(BulkRowHash.of(table.rows[start + offset]))
                     tickets.append((operation, Ticket(job: Int32(index), row: Int32(row), journalId: journalIds[operation.key] ?? 0)))
                 }

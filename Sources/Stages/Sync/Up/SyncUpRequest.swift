@@ -58,9 +58,9 @@ struct SyncUpPacker {
     func phases(_ trees: [[SyncUpOperation]]) -> [[SyncUpRequest]] {
         let phases: [[SyncUpRequest]]
         switch transport {
-        case .rest: phases = staged(trees).map { $0.map(SyncUpRequest.rest) }
+        case .rest: phases = staged(trees.joined()).map { $0.map(SyncUpRequest.rest) }
         case .collections: phases = compositeCollectionPhases(trees)
-        case .bulk: phases = staged(trees).map(bulkRequests)
+        case .bulk: phases = bulkPhases(trees.joined())
         case .composite: phases = compositePhases(trees)
         case .perTree: phases = trees.flatMap { compositeChunks($0).map { [SyncUpRequest.composite($0)] } }
         case .graph: phases = graphPhases(trees)
@@ -68,10 +68,16 @@ struct SyncUpPacker {
         return phases.filter { !$0.isEmpty }
     }
 
+    /// Bulk jobs' phases for writes of any trees, given one after another (no tree wrapped in
+    /// an array of its own: a Bulk page holds 10,000 writes).
+    func bulkPhases<Operations: Sequence<SyncUpOperation>>(_ operations: Operations) -> [[SyncUpRequest]] {
+        staged(operations).map(bulkRequests).filter { !$0.isEmpty }
+    }
+
     /// Parent creates and updates, then children, then parent deletes.
-    private func staged(_ trees: [[SyncUpOperation]]) -> [[SyncUpOperation]] {
+    private func staged<Operations: Sequence<SyncUpOperation>>(_ operations: Operations) -> [[SyncUpOperation]] {
         var stages: [[SyncUpOperation]] = [[], [], []]
-        for operation in trees.joined() {
+        for operation in operations {
             if operation.key.child != nil {
                 stages[1].append(operation)
             } else {
