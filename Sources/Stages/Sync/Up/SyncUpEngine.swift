@@ -71,6 +71,13 @@ struct SyncUpEngine {
             pending.merge(page.pending) { $1 }
         }
 
+        /// Adds one part of a page (``runInTwoParts``) to the page's tally: as ``merge(_:)``, and
+        /// the part's settled entries stay listed, to leave the run's pending rows in turn.
+        mutating func absorb(_ part: Tally) {
+            merge(part)
+            settled.append(contentsOf: part.settled)
+        }
+
         /// The counts with every record still pending counted as uncertain, and its rows.
         mutating func close() -> [SyncUpResultFiles.Row] {
             let rows = pending.values.sorted { ($0.object, $0.entryId) < ($1.object, $1.entryId) }
@@ -259,14 +266,16 @@ struct SyncUpEngine {
             group.addTask {
                 var answered = false
                 for await _ in firstAnswered { answered = true }
-                guard answered, !Task.isCancelled else { return PageRun(tally: Tally(), count: 0) }
+                guard answered else { return PageRun(tally: Tally(), count: 0) }
+                // Cancelled with its trees unsent: the page (and the sync) did not finish.
+                guard !Task.isCancelled else { return PageRun(tally: Tally(), error: CancellationError(), count: 0) }
                 return await sync(second, answered: nil)
             }
             return await group.reduce(into: []) { $0.append($1) }
         }
         for part in parts {
             run.count += part.count
-            run.tally.merge(part.tally)
+            run.tally.absorb(part.tally)
             if let error = part.error { run.error = run.error ?? error }
             if let done = part.outcome {
                 outcome.settledRoots.formUnion(done.settledRoots)
