@@ -99,20 +99,6 @@ final class RawStatement {
         return values
     }
 
-    /// Runs the statement and hands `body` each row's first column as an integer and its second
-    /// as UTF-8 text (bytes valid only during the call), without building rows or strings.
-    func forEachRow(_ body: (Int64, UnsafeBufferPointer<UInt8>) throws -> Void) throws {
-        defer { sqlite3_reset(statement) }
-        while true {
-            let code = sqlite3_step(statement)
-            if code == SQLITE_DONE { return }
-            guard code == SQLITE_ROW else { throw error(code) }
-            let text = sqlite3_column_text(statement, 1)
-            let count = Int(sqlite3_column_bytes(statement, 1))
-            try body(sqlite3_column_int64(statement, 0), UnsafeBufferPointer(start: text, count: text == nil ? 0 : count))
-        }
-    }
-
     /// A row being stepped over: its columns read in place (valid only during the call).
     struct Columns {
         fileprivate let statement: OpaquePointer
@@ -120,11 +106,13 @@ final class RawStatement {
         func int64(_ index: Int32) -> Int64 { sqlite3_column_int64(statement, index) }
         func isNull(_ index: Int32) -> Bool { sqlite3_column_type(statement, index) == SQLITE_NULL }
         func value(_ index: Int32) -> DatabaseValue { DatabaseValue(sqliteStatement: statement, index: index) }
-        /// The column's UTF-8 text, copied.
-        func bytes(_ index: Int32) -> [UInt8] {
-            guard let text = sqlite3_column_text(statement, index) else { return [] }
-            return Array(UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(statement, index))))
+        /// The column's UTF-8 text, in place: no row or string is built.
+        func text(_ index: Int32) -> UnsafeBufferPointer<UInt8> {
+            let text = sqlite3_column_text(statement, index)
+            return UnsafeBufferPointer(start: text, count: text == nil ? 0 : Int(sqlite3_column_bytes(statement, index)))
         }
+        /// The column's UTF-8 text, copied.
+        func bytes(_ index: Int32) -> [UInt8] { Array(text(index)) }
     }
 
     /// Runs the statement and hands `body` each row's columns, without building GRDB rows.

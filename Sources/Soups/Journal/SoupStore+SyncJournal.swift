@@ -8,18 +8,14 @@ extension SoupStore {
         try await pool.write { db in
             var ids: [Int64] = []
             ids.reserveCapacity(entries.count)
-            var statement: (rows: Int, raw: RawStatement)?
+            var statement = ChunkStatement { rows in """
+                INSERT INTO sync_journal (syncName, soupName, entryId, operation, objectType, recordId, payload, sentAt,
+                                          serverSentAt, settledBy, linkField, linkSoup, linkEntryId, bulkJobId)
+                VALUES \(Array(repeating: "(\(Self.placeholders(14)))", count: rows).joined(separator: ", "))
+                """ }
             var payload: [UInt8] = []
             for chunk in entries.chunked(into: Self.journalRowsPerInsert) {
-                if statement?.rows != chunk.count {
-                    let row = "(" + Array(repeating: "?", count: 14).joined(separator: ", ") + ")"
-                    statement = (chunk.count, try RawStatement(db, sql: """
-                        INSERT INTO sync_journal (syncName, soupName, entryId, operation, objectType, recordId, payload, sentAt,
-                                                  serverSentAt, settledBy, linkField, linkSoup, linkEntryId, bulkJobId)
-                        VALUES \(Array(repeating: row, count: chunk.count).joined(separator: ", "))
-                        """))
-                }
-                let raw = statement!.raw
+                let raw = try statement.statement(db, size: chunk.count)
                 for (position, entry) in chunk.enumerated() {
                     let base = Int32(position * 14)
                     payload.removeAll(keepingCapacity: true)
@@ -120,7 +116,7 @@ extension SoupStore {
             try ranges!.execute()
         }
         for chunk in single.chunked(into: 500) {
-            try db.execute(sql: "DELETE FROM sync_journal WHERE id IN (\(chunk.map { _ in "?" }.joined(separator: ",")))",
+            try db.execute(sql: "DELETE FROM sync_journal WHERE id IN (\(placeholders(chunk.count)))",
                            arguments: StatementArguments(chunk))
         }
     }

@@ -34,16 +34,12 @@ extension SoupStore {
             let table = try SoupTable.load(db, soupName: soupName)
             var found: [Int64: JSONObject] = [:]
             found.reserveCapacity(ids.count)
-            var statement: (size: Int, raw: RawStatement)?
+            var statement = ChunkStatement { "SELECT id, soup FROM \(table.tableName) WHERE id IN (\(Self.placeholders($0)))" }
             for chunk in ids.chunked(into: 500) {
-                if statement?.size != chunk.count {
-                    let sql = "SELECT id, soup FROM \(table.tableName) WHERE id IN (\(chunk.map { _ in "?" }.joined(separator: ",")))"
-                    statement = (chunk.count, try RawStatement(db, sql: sql))
-                }
-                let raw = statement!.raw
+                let raw = try statement.statement(db, size: chunk.count)
                 for (offset, id) in chunk.enumerated() { raw.bind(id, at: Int32(offset + 1)) }
                 // Parsed from SQLite's bytes: no row or string is built on the way.
-                try raw.forEachRow { id, text in found[id] = try Self.decodeEntry(text) }
+                try raw.forEachRow { row in found[row.int64(0)] = try Self.decodeEntry(row.text(1)) }
             }
             return ids.compactMap { found[$0] }
         }
@@ -115,8 +111,13 @@ extension SoupStore {
         let statement = try RawStatement(db, sql: sql)
         for (offset, argument) in arguments.enumerated() { statement.bind(argument, at: Int32(offset + 1)) }
         var texts: [[UInt8]] = []
-        try statement.forEachRow { _, text in texts.append(Array(text)) }
+        try statement.forEachRow { row in texts.append(row.bytes(1)) }
         return texts
+    }
+
+    /// `count` SQL parameters, comma-separated.
+    static func placeholders(_ count: Int) -> String {
+        Array(repeating: "?", count: count).joined(separator: ",")
     }
 
     static func decodeEntry(_ text: String) throws -> JSONObject {
@@ -246,15 +247,12 @@ extension SoupStore {
                 byKey[key, default: []].append(value)
             }
             var rows: [Match] = []
-            var statement: (size: Int, raw: RawStatement)?
+            let expression = table.expression(forPath: path)
+            var statement = ChunkStatement {
+                "SELECT \(expression) AS k, id, _local, _syncId, soup FROM \(table.tableName) WHERE \(expression) IN (\(Self.placeholders($0)))"
+            }
             for chunk in Array(byKey.keys).chunked(into: 500) {
-                if statement?.size != chunk.count {
-                    statement = (chunk.count, try RawStatement(db, sql: """
-                        SELECT \(table.expression(forPath: path)) AS k, id, _local, _syncId, soup FROM \(table.tableName)
-                        WHERE \(table.expression(forPath: path)) IN (\(chunk.map { _ in "?" }.joined(separator: ",")))
-                        """))
-                }
-                let raw = statement!.raw
+                let raw = try statement.statement(db, size: chunk.count)
                 for (offset, key) in chunk.enumerated() { raw.bind(key, at: Int32(offset + 1)) }
                 // Read in place: no GRDB row, and the JSON copied as bytes to be parsed after.
                 try raw.forEachRow { row in

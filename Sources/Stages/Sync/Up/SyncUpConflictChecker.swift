@@ -12,6 +12,12 @@ struct SyncUpConflictChecker {
     let client: any OrgClient
     let target: any SyncUpTarget
 
+    /// Conflicts by position keyed instead by each tree's root entry id, for the same trees
+    /// loaded again or taken apart (``SyncUpEngine/syncPage`` reads them back by root).
+    static func byRoot(_ conflicts: [Int: String], in trees: [SyncUpTree]) -> [Int64: String] {
+        Dictionary(uniqueKeysWithValues: conflicts.map { (trees[$0.key].parent.entryId, $0.value) })
+    }
+
     /// The trees that must be left alone, by position, with the reason.
     func conflicts(in trees: [SyncUpTree]) async throws -> [Int: String] {
         var remote: [String: Int64?] = [:]

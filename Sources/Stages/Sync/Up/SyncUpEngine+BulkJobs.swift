@@ -117,7 +117,7 @@ extension SyncUpEngine {
         for index in trees.indices where conflicts[index] == nil {
             operations += planner.plan(&trees[index], index: index).operations
         }
-        var spooled = SpooledPage(ids: page, conflicts: Dictionary(uniqueKeysWithValues: conflicts.map { (trees[$0.key].parent.entryId, $0.value) }))
+        var spooled = SpooledPage(ids: page, conflicts: SyncUpConflictChecker.byRoot(conflicts, in: trees))
         var soups: [String: Int32] = [:]
         let tickets = try await jobs.add(operations, checkBudget: budgetCheck)
         spooled.entryIds.reserveCapacity(tickets.count)

@@ -230,8 +230,7 @@ struct SyncUpEngine {
         let conflicts: [Int64: String]
         do {
             conflicts = settings.mergeMode == .leaveIfChanged
-                ? Dictionary(uniqueKeysWithValues: try await SyncUpConflictChecker(client: client, target: target).conflicts(in: trees)
-                    .map { (trees[$0.key].parent.entryId, $0.value) })
+                ? SyncUpConflictChecker.byRoot(try await SyncUpConflictChecker(client: client, target: target).conflicts(in: trees), in: trees)
                 : [:]
         } catch {
             run.error = error
