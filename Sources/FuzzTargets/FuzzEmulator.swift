@@ -12,8 +12,12 @@ public final class FuzzEmulator: Sendable {
     public let running: RunningOrgEmulator
     let port: UInt16
 
-    public init(seedPath: String) async throws {
-        let emulator = try OrgEmulator(configuration: .init(host: "127.0.0.1", port: 0, seedPath: seedPath, requestDeadlineSeconds: 5))
+    /// - Parameter requestDeadlineSeconds: the org's deadline for a request, past which it answers
+    ///   500 REQUEST_RUNNING_TOO_LONG — short when fuzzing, so that a slow input is a finding; long
+    ///   when replaying a corpus on a loaded machine, where time says nothing about the input.
+    public init(seedPath: String, requestDeadlineSeconds: Double = 5) async throws {
+        let emulator = try OrgEmulator(configuration: .init(host: "127.0.0.1", port: 0, seedPath: seedPath,
+                                                            requestDeadlineSeconds: requestDeadlineSeconds))
         running = try await emulator.start()
         port = UInt16(URLComponents(string: running.instanceURL)?.port ?? 0)
     }
