@@ -210,4 +210,97 @@ import Testing
             #expect(a.first?["i"] == "17")
         }
     }
+
+    /// An update names only the columns whose stored values change (SQLite rewrites every index
+    /// over a named column): each index, the full-text table and the sync columns must still
+    /// follow every change — including a value of another storage class that compares equal.
+    @Test func updatesKeepEveryIndexCurrentWhateverChanges() async throws {
+        try await withStore { (store) async throws in
+            try await store.registerSoup(soup("S", ("s", .string), ("i", .integer), ("f", .floating), ("d", .fullText), ("j", .json1)))
+            let first = try await store.upsert([
+                entry(["name": "a", "s": "x", "i": 1, "f": 1.5, "d": "quick fox", "j": 1, "__local__": true]),
+                entry(["name": "b", "s": "y", "i": 2, "f": 2.5, "d": "lazy dog", "j": 2]),
+            ], into: "S")
+            func names(_ kind: QuerySpec.Kind) async throws -> [JSONValue?] {
+                values(try await store.query(QuerySpec(soupName: "S", kind: kind)), "name")
+            }
+            // One column changes at a time; the others must keep answering.
+            var a = first[0]
+            a["s"] = "x2"
+            try await store.upsert([a], into: "S")
+            #expect(try await names(.exact(path: "s", matchKey: "x")) == [])
+            #expect(try await names(.exact(path: "s", matchKey: "x2")) == ["a"])
+            #expect(try await names(.exact(path: "i", matchKey: 1)) == ["a"])
+            #expect(try await names(.match(path: "d", matchKey: "fox")) == ["a"])
+            a["d"] = "slow bear"
+            try await store.upsert([a], into: "S")
+            #expect(try await names(.match(path: "d", matchKey: "fox")) == [])
+            #expect(try await names(.match(path: "d", matchKey: "bear")) == ["a"])
+            #expect(try await names(.exact(path: "s", matchKey: "x2")) == ["a"])
+            // Values that read alike but are stored otherwise: "1" in an integer column, 1 in a
+            // string one, an integral double in a floating one.
+            a["i"] = "1"
+            a["s"] = 7
+            a["f"] = 3
+            try await store.upsert([a], into: "S")
+            #expect(try await names(.exact(path: "i", matchKey: 1)) == ["a"])
+            #expect(try await names(.exact(path: "s", matchKey: "7")) == ["a"])
+            #expect(try await names(.exact(path: "f", matchKey: 3)) == ["a"])
+            #expect(try await names(.exact(path: "f", matchKey: 1.5)) == [])
+            // An unchanged rewrite changes nothing it should not; clean flags leave the dirty set.
+            a["__local__"] = false
+            try await store.upsert([a, a], into: "S")
+            #expect(try await store.dirtyEntryIds(in: "S").isEmpty)
+            #expect(try await names(.match(path: "d", matchKey: "bear")) == ["a"])
+            #expect(try await names(.exact(path: "j", matchKey: 1)) == ["a"])
+            var b = first[1]
+            b["__local__"] = true
+            b["j"] = 3
+            try await store.upsert([b], into: "S")
+            #expect(try await store.dirtyEntryIds(in: "S") == [b.soupEntryId!])
+            #expect(try await names(.exact(path: "j", matchKey: 3)) == ["b"])
+            #expect(try await names(.exact(path: "s", matchKey: "y")) == ["b"])
+            #expect(try await names(.match(path: "d", matchKey: "dog")) == ["b"])
+        }
+    }
+
+    /// A save that names the entry it replaces writes only the columns that change from it; an
+    /// entry changed since it was read is still written whole, and a missing one is refused.
+    @Test func aSaveReplacingAStaleReadStillKeepsEveryIndexCurrent() async throws {
+        try await withStore { (store) async throws in
+            try await store.registerSoup(soup("S", ("Name", .string), ("Code", .integer), ("d", .fullText)))
+            let read = try await store.upsert([entry(["Name": "a", "Code": 1, "d": "red fox"])], into: "S")[0]
+            func names(_ kind: QuerySpec.Kind) async throws -> [JSONValue?] {
+                values(try await store.query(QuerySpec(soupName: "S", kind: kind)), "Name")
+            }
+            // Accurate: only Code changes.
+            var saved = read
+            saved["Code"] = 2
+            var changes = SoupChangeSet()
+            changes.save(saved, in: "S", replacing: read)
+            try await store.apply(changes)
+            #expect(try await names(.exact(path: "Code", matchKey: 2)) == ["a"])
+            #expect(try await names(.exact(path: "Name", matchKey: "a")) == ["a"])
+            #expect(try await names(.match(path: "d", matchKey: "fox")) == ["a"])
+            // Stale: the entry was changed to "b" after `read`; a save of "a" over `read` looks
+            // like no change to Name and the full text, yet must write them.
+            var other = saved
+            other["Name"] = "b"
+            other["d"] = "blue whale"
+            try await store.upsert([other], into: "S")
+            changes = SoupChangeSet()
+            changes.save(saved, in: "S", replacing: read)
+            try await store.apply(changes)
+            #expect(try await names(.exact(path: "Name", matchKey: "b")) == [])
+            #expect(try await names(.exact(path: "Name", matchKey: "a")) == ["a"])
+            #expect(try await names(.match(path: "d", matchKey: "whale")) == [])
+            #expect(try await names(.match(path: "d", matchKey: "fox")) == ["a"])
+            // Gone: refused, whatever it replaced.
+            var missing = saved
+            missing[SyncField.soupEntryId] = 99
+            changes = SoupChangeSet()
+            changes.save(missing, in: "S", replacing: read)
+            await #expect(throws: SoupStoreError.unknownEntry(soup: "S", id: 99)) { try await store.apply(changes) }
+        }
+    }
 }

@@ -10,9 +10,17 @@ final class EntryWriter {
     /// The `_soupLastModifiedDate` (and `_soupCreatedDate` of new entries) of this write.
     let now: Int64
     private let insert: RawStatement
-    private let update: RawStatement
-    /// The same two, also writing what the org confirmed (`_confirmed`), prepared when first needed.
-    private var confirmingStatements: (insert: RawStatement, update: RawStatement)?
+    /// The same, also writing what the org confirmed (`_confirmed`), prepared when first needed.
+    private var confirmingInsert: RawStatement?
+    /// Reads an existing entry's `_local`, `_syncId` and index columns, for an update whose
+    /// previous values are not known.
+    private let readColumns: RawStatement
+    /// The UPDATEs prepared so far, by the columns they name besides the JSON and its date.
+    private var updates: [UpdateShape: RawStatement] = [:]
+    /// `_local`, `_syncId`, then the index columns: the order of ``PreparedEntry/columnValues``.
+    private let optionalColumns: [String]
+    /// The positions in `optionalColumns` of full-text index columns.
+    private let fullTextColumns: [Int]
     private var findByExternalId: (path: String, statement: RawStatement)?
     /// The full-text paths and the statements that replace an entry's row, prepared when first needed.
     private var fullText: (paths: [String], delete: RawStatement, insert: RawStatement)?
@@ -28,26 +36,102 @@ final class EntryWriter {
         self.table = table
         self.filters = filters
         self.db = db
-        (insert, update) = try Self.statements(table: table, confirming: false, db: db)
+        let indexColumns = zip(table.spec.indexes, table.columns).compactMap { index, column in column.map { (index.type, $0) } }
+        optionalColumns = ["_local", "_syncId"] + indexColumns.map(\.1)
+        fullTextColumns = indexColumns.indices.filter { indexColumns[$0].0 == .fullText }.map { $0 + 2 }
+        insert = try Self.insert(table: table, confirming: false, db: db)
+        readColumns = try RawStatement(db, sql: "SELECT \(optionalColumns.joined(separator: ", ")) FROM \(table.tableName) WHERE id = ?")
         now = Int64(Date().timeIntervalSince1970 * 1000)
         let sequence = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = ?", arguments: [table.tableName]) ?? 0
         let maxId = try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM \(table.tableName)") ?? 0
         nextId = max(sequence, maxId) + 1
     }
 
-    /// The INSERT and UPDATE of an entry: its JSON, dates, sync columns and index columns, and
-    /// with `confirming` its `_confirmed` values too.
-    private static func statements(table: SoupTable, confirming: Bool, db: Database) throws -> (insert: RawStatement, update: RawStatement) {
-        let written = ["soup", "lastModified", "_local", "_syncId"] + table.columns.compactMap { $0 } + (confirming ? ["_confirmed"] : [])
-        let insertColumns = ["id", "created"] + written
-        let insert = try RawStatement(db, sql: """
-            INSERT INTO \(table.tableName) (\(insertColumns.joined(separator: ", ")))
-            VALUES (\(Array(repeating: "?", count: insertColumns.count).joined(separator: ", ")))
+    /// The INSERT of an entry: its JSON, dates, sync columns and index columns, and with
+    /// `confirming` its `_confirmed` values too.
+    private static func insert(table: SoupTable, confirming: Bool, db: Database) throws -> RawStatement {
+        let columns = ["id", "created", "soup", "lastModified", "_local", "_syncId"] + table.columns.compactMap { $0 }
+            + (confirming ? ["_confirmed"] : [])
+        return try RawStatement(db, sql: """
+            INSERT INTO \(table.tableName) (\(columns.joined(separator: ", ")))
+            VALUES (\(SoupStore.placeholders(columns.count)))
             """)
-        let update = try RawStatement(db, sql: """
-            UPDATE \(table.tableName) SET \(written.map { "\($0) = ?" }.joined(separator: ", ")) WHERE id = ?
+    }
+
+    /// The columns an UPDATE names besides the entry's JSON and its date. SQLite rewrites the
+    /// entries of every index over a column the SET names, changed or not (~0.5 µs an index), so
+    /// an update names only the columns that change — told by the entry's previous values when
+    /// its caller knows them, else read first — and its WHERE asks the others to hold their values
+    /// still: should one not (the entry changed since its caller read it), nothing is written and
+    /// the entry is written again naming them all.
+    private struct UpdateShape: Hashable {
+        /// A bit for each of `optionalColumns` named (the others are checked); `nil`: all named.
+        var named: UInt64?
+        /// Whether `_confirmed` is named.
+        var confirming: Bool
+
+        func names(_ offset: Int) -> Bool {
+            named.map { $0 & (1 << UInt64(offset)) != 0 } ?? true
+        }
+    }
+
+    /// The UPDATE of `shape`, prepared when first needed.
+    private func update(_ shape: UpdateShape) throws -> RawStatement {
+        if let statement = updates[shape] { return statement }
+        let set = ["soup", "lastModified"] + optionalColumns.indices.filter(shape.names).map { optionalColumns[$0] }
+            + (shape.confirming ? ["_confirmed"] : [])
+        let kept = optionalColumns.indices.filter { !shape.names($0) }.map { "\(optionalColumns[$0]) IS ?" }
+        let statement = try RawStatement(db, sql: """
+            UPDATE \(table.tableName) SET \(set.map { "\($0) = ?" }.joined(separator: ", ")) \
+            WHERE \((["id = ?"] + kept).joined(separator: " AND "))
             """)
-        return (insert, update)
+        updates[shape] = statement
+        return statement
+    }
+
+    /// Updates the entry `id` as `shape` says; returns whether it was found (and written).
+    private func update(_ prepared: PreparedEntry, id: Int64, shape: UpdateShape) throws -> Bool {
+        let statement = try update(shape)
+        statement.bind(text: text, at: 1)
+        statement.bind(now, at: 2)
+        var parameter: Int32 = 2
+        for (offset, value) in prepared.columnValues.enumerated() where shape.names(offset) {
+            parameter += 1
+            statement.bind(value, at: parameter)
+        }
+        if let confirmed = prepared.confirmed {
+            parameter += 1
+            statement.bind(text: confirmed, at: parameter)
+        }
+        parameter += 1
+        statement.bind(id, at: parameter)
+        for (offset, value) in prepared.columnValues.enumerated() where !shape.names(offset) {
+            parameter += 1
+            statement.bind(value, at: parameter)
+        }
+        try statement.execute()
+        return statement.changes > 0
+    }
+
+    /// Which of the stored entry `id`'s columns differ from `values` (a bit each); `nil` when
+    /// there is no such entry.
+    private func storedChanges(_ id: Int64, to values: [DatabaseValue]) throws -> UInt64? {
+        var changed: UInt64?
+        readColumns.bind(id, at: 1)
+        try readColumns.forEachRow { row in
+            changed = 0
+            for offset in values.indices where !row.holds(values[offset], at: Int32(offset)) { changed! |= 1 << UInt64(offset) }
+        }
+        return changed
+    }
+
+    /// Which of an entry's column values differ from `previous` (a bit each), `nil` when there
+    /// are too many to tell apart. Only the same storage class and value count as the same.
+    private static func changes(from previous: [DatabaseValue], to values: [DatabaseValue]) -> UInt64? {
+        guard previous.count == values.count, values.count <= 64 else { return nil }
+        var changed: UInt64 = 0
+        for offset in values.indices where !values[offset].isStored(as: previous[offset]) { changed |= 1 << UInt64(offset) }
+        return changed
     }
 
     /// Stores one entry and returns its `_soupEntryId`; see ``SoupStore/upsert(_:into:externalIdPath:)``.
@@ -61,34 +145,40 @@ final class EntryWriter {
             nextId += 1
         }
         prepared.writeStoredJSON(id: id, modified: now, into: &text)
-        let isNew = existingId == nil
-        var statements = (insert: insert, update: update)
-        if prepared.confirmed != nil {
-            if confirmingStatements == nil { confirmingStatements = try Self.statements(table: table, confirming: true, db: db) }
-            statements = confirmingStatements!
+        var fullTextChanged = true
+        if let existingId {
+            let confirming = prepared.confirmed != nil
+            var changed = prepared.previousColumnValues.flatMap { Self.changes(from: $0, to: prepared.columnValues) }
+            if changed == nil && prepared.columnValues.count <= 64 {
+                guard let stored = try storedChanges(existingId, to: prepared.columnValues) else {
+                    throw SoupStoreError.unknownEntry(soup: table.spec.name, id: id)
+                }
+                changed = stored
+            }
+            if let changed, try update(prepared, id: existingId, shape: UpdateShape(named: changed, confirming: confirming)) {
+                fullTextChanged = fullTextColumns.contains { changed & (1 << UInt64($0)) != 0 }
+            } else if try !update(prepared, id: existingId, shape: UpdateShape(named: nil, confirming: confirming)) {
+                // An entry written by its `_soupEntryId` must exist: an update that changed nothing did not.
+                throw SoupStoreError.unknownEntry(soup: table.spec.name, id: id)
+            }
+        } else {
+            let statement: RawStatement
+            if prepared.confirmed != nil {
+                if confirmingInsert == nil { confirmingInsert = try Self.insert(table: table, confirming: true, db: db) }
+                statement = confirmingInsert!
+            } else {
+                statement = insert
+            }
+            statement.bind(id, at: 1)
+            statement.bind(now, at: 2)
+            statement.bind(text: text, at: 3)
+            statement.bind(now, at: 4)
+            for (offset, value) in prepared.columnValues.enumerated() { statement.bind(value, at: Int32(offset + 5)) }
+            if let confirmed = prepared.confirmed { statement.bind(text: confirmed, at: Int32(prepared.columnValues.count + 5)) }
+            try statement.execute()
         }
-        let statement = isNew ? statements.insert : statements.update
-        var parameter: Int32 = 0
-        func next() -> Int32 {
-            parameter += 1
-            return parameter
-        }
-        if isNew {
-            statement.bind(id, at: next())
-            statement.bind(now, at: next())
-        }
-        statement.bind(text: text, at: next())
-        statement.bind(now, at: next())
-        statement.bind(prepared.local ? 1 : 0, at: next())
-        statement.bind(prepared.syncId?.databaseValue ?? .null, at: next())
-        for value in prepared.indexValues { statement.bind(value, at: next()) }
-        if let confirmed = prepared.confirmed { statement.bind(text: confirmed, at: next()) }
-        if !isNew { statement.bind(id, at: next()) }
-        try statement.execute()
-        // An entry written by its `_soupEntryId` must exist: an update that changed nothing did not.
-        if !isNew && statement.changes == 0 { throw SoupStoreError.unknownEntry(soup: table.spec.name, id: id) }
-        if table.hasFullText { try writeFullText(id: id, entry: .object(prepared.entry), replacing: !isNew) }
-        for (filter, valueIndex) in filters where filter.insert(prepared.indexValues[valueIndex]) {
+        if table.hasFullText && fullTextChanged { try writeFullText(id: id, entry: .object(prepared.entry), replacing: existingId != nil) }
+        for (filter, valueIndex) in filters where filter.insert(prepared.columnValues[valueIndex + 2]) {
             if !fullFilters.contains(where: { $0 === filter }) { fullFilters.append(filter) }
         }
         return id
@@ -160,5 +250,19 @@ final class EntryWriter {
             insert.bind(SoupTable.columnValue(entry.value(atPath: path), type: .fullText), at: Int32(offset + 2))
         }
         try insert.execute()
+    }
+}
+
+private extension DatabaseValue {
+    /// Whether both hold the same storage class and value (GRDB's `==` holds 1 and 1.0 equal).
+    func isStored(as other: DatabaseValue) -> Bool {
+        switch (storage, other.storage) {
+        case (.null, .null): return true
+        case let (.int64(a), .int64(b)): return a == b
+        case let (.double(a), .double(b)): return a.bitPattern == b.bitPattern
+        case let (.string(a), .string(b)): return a == b
+        case let (.blob(a), .blob(b)): return a == b
+        default: return false
+        }
     }
 }

@@ -15,18 +15,20 @@ public struct PreparedEntries: Sendable {
 }
 
 /// One entry made ready to write: its JSON text without the two fields the store sets
-/// (`_soupEntryId`, `_soupLastModifiedDate`, appended when written), and its index values.
+/// (`_soupEntryId`, `_soupLastModifiedDate`, appended when written), and its column values.
 struct PreparedEntry: Sendable {
     var entry: JSONObject
     /// The entry's JSON without `_soupEntryId` and `_soupLastModifiedDate`.
     var json: [UInt8]
-    var indexValues: [DatabaseValue]
-    var local: Bool
-    var syncId: Int64?
+    /// The values of `_local`, `_syncId` and the index columns, in the order of the soup's indexes.
+    var columnValues: [DatabaseValue]
+    /// The same values for the entry this one replaces, as its writer last read it: the columns
+    /// they hold need not be written again (see ``EntryWriter``).
+    var previousColumnValues: [DatabaseValue]?
     /// The JSON of the entry's data fields, when it is to be recorded as what the org confirmed.
     var confirmed: [UInt8]?
 
-    init(_ input: JSONObject, table: SoupTable, confirming: Bool = false) {
+    init(_ input: JSONObject, table: SoupTable, confirming: Bool = false, replacing previous: JSONObject? = nil) {
         var entry = input
         entry.normalizeSyncFlags()
         self.entry = entry
@@ -43,14 +45,20 @@ struct PreparedEntry: Sendable {
             entry.write(into: &bytes, including: stored)
         }
         json = bytes
+        columnValues = Self.columnValues(of: entry, table: table)
+        previousColumnValues = previous.map { Self.columnValues(of: $0, table: table) }
+    }
+
+    /// The values of `_local`, `_syncId` and the index columns for `entry` (its flags normalized).
+    static func columnValues(of entry: JSONObject, table: SoupTable) -> [DatabaseValue] {
+        var values: [DatabaseValue] = [(entry.isDirty ? 1 : 0 as Int64).databaseValue, entry[SyncField.syncId]?.integerValue?.databaseValue ?? .null]
+        values.reserveCapacity(2 + table.columns.count)
         let wrapped = JSONValue.object(entry)
-        indexValues = zip(table.spec.indexes, table.columns).compactMap { index, column in
-            guard column != nil else { return nil }
+        for (index, column) in zip(table.spec.indexes, table.columns) where column != nil {
             let value = index.path.utf8.contains(UInt8(ascii: ".")) ? wrapped.value(atPath: index.path) : entry[index.path]
-            return SoupTable.columnValue(value, type: index.type)
+            values.append(SoupTable.columnValue(value, type: index.type))
         }
-        local = entry.isDirty
-        syncId = entry[SyncField.syncId]?.integerValue
+        return values
     }
 
     /// The entry as stored: with its `_soupEntryId` and `_soupLastModifiedDate`.

@@ -24,11 +24,15 @@ extension SoupStore {
 
     /// ``prepare(_:for:)``, with the JSON of the data fields of every entry (`confirmingAll`) or of
     /// the entries `confirming` names by `_soupEntryId`, written as what the org confirmed (see
-    /// ``setConfirmed(_:in:)``).
-    func prepare(_ entries: [JSONObject], for soupName: String, confirmingAll: Bool, confirming: Set<Int64>) async throws -> PreparedEntries {
+    /// ``setConfirmed(_:in:)``); `replacing` holds the stored entries some replace, by `_soupEntryId`
+    /// (see ``SoupChangeSet/replaced``).
+    func prepare(_ entries: [JSONObject], for soupName: String, confirmingAll: Bool, confirming: Set<Int64>,
+                 replacing: [Int64: JSONObject] = [:]) async throws -> PreparedEntries {
         let table = try await pool.read { db in try SoupTable.load(db, soupName: soupName) }
         let prepared = try await entries.concurrentMap { entry in
-            PreparedEntry(entry, table: table, confirming: confirmingAll || (!confirming.isEmpty && entry.soupEntryId.map(confirming.contains) == true))
+            let id = entry.soupEntryId
+            return PreparedEntry(entry, table: table, confirming: confirmingAll || (!confirming.isEmpty && id.map(confirming.contains) == true),
+                                 replacing: replacing.isEmpty ? nil : id.flatMap { replacing[$0] })
         }
         return PreparedEntries(soupName: soupName, table: table, entries: prepared)
     }

@@ -6,6 +6,9 @@ import JSON
 public struct SoupChangeSet: Sendable {
     /// Entries to save, by soup (updated by `_soupEntryId`).
     public var saves: [String: [JSONObject]] = [:]
+    /// The stored entries that saved ones replace, as they were read, by soup and `_soupEntryId`:
+    /// the store then writes only the columns that change (see ``save(_:in:confirmed:replacing:)``).
+    public var replaced: [String: [Int64: JSONObject]] = [:]
     /// `_soupEntryId`s to delete, by soup.
     public var deletions: [String: [Int64]] = [:]
     /// Saved entries (by soup, their `_soupEntryId`s) whose data fields are what the org confirmed
@@ -23,10 +26,15 @@ public struct SoupChangeSet: Sendable {
     public init() {}
 
     /// Saves `entry` into `soup`; with `confirmed`, its data fields are recorded as what the org
-    /// confirmed (an entry known by its `_soupEntryId`).
-    public mutating func save(_ entry: JSONObject, in soup: String, confirmed: Bool = false) {
+    /// confirmed (an entry known by its `_soupEntryId`). `previous`, the stored entry as it was
+    /// read before being changed into `entry`, spares rewriting the index columns that keep their
+    /// values; should the stored entry have changed since, the save still writes them all.
+    public mutating func save(_ entry: JSONObject, in soup: String, confirmed: Bool = false, replacing previous: JSONObject? = nil) {
         saves[soup, default: []].append(entry)
-        if confirmed, let id = entry.soupEntryId { confirm(id, in: soup) }
+        if let id = entry.soupEntryId {
+            if confirmed { confirm(id, in: soup) }
+            if let previous { replaced[soup, default: [:]][id] = previous }
+        }
     }
 
     /// Records the data fields the entry `id` of `soup` is saved with as what the org confirmed.
@@ -60,7 +68,7 @@ extension SoupStore {
         var prepared: [PreparedEntries] = []
         for (soup, entries) in changes.saves.sorted(by: { $0.key < $1.key }) {
             prepared.append(try await prepare(entries, for: soup, confirmingAll: changes.confirmEverySave.contains(soup),
-                                              confirming: changes.confirmedSaves[soup] ?? []))
+                                              confirming: changes.confirmedSaves[soup] ?? [], replacing: changes.replaced[soup] ?? [:]))
         }
         return PreparedChangeSet(changes: changes, entries: prepared)
     }

@@ -202,6 +202,7 @@ extension SyncUpEngine {
         for index in trees.indices {
             guard trees[index].children.isEmpty, trees[index].parent.soup == soup, let ticket = tickets[trees[index].parent.entryId],
                   case .success(let result)? = results[ticket.job] else { return nil }
+            let stored = trees[index].parent.entry
             let plan = planner.plan(&trees[index], index: index)
             guard plan.settled.isEmpty, plan.operations.count == 1, let operation = plan.operations.first, operation.kind == .create,
                   case .succeeded(let id?) = SyncUpSender.bulkOutcome(result.rows[Int(ticket.row)], of: operation, in: result) else { return nil }
@@ -209,7 +210,7 @@ extension SyncUpEngine {
             let localId = record.id.flatMap { SyncField.isLocalId($0) ? $0 : nil }
             record.id = id
             record.entry.markClean()
-            changes.save(record.entry, in: soup)
+            changes.save(record.entry, in: soup, replacing: stored)
             changes.settledJournalIds.append(ticket.journalId)
             rows.append(SyncUpResultFiles.Row(
                 kind: .success, object: record.objectType ?? "unknown", operation: SyncUpOperation.Kind.create.rawValue,

@@ -382,11 +382,12 @@ struct SyncUpEngine {
         var sent: [RecordKey: JSONObject] = [:]
         var removed = Set<RecordKey>()
         var results = SyncUpSender.Results()
-        var originalIds: [RecordKey: String?] = [:]
+        // The records as read: their ids before the org gave any, and the entries the save replaces.
+        var asRead: [RecordKey: SyncUpRecord] = [:]
         for (index, tree) in trees.enumerated() {
             for (child, record) in tree.positionedRecords {
                 let key = RecordKey(tree: index, child: child)
-                originalIds[key] = record.id
+                asRead[key] = record
                 // An earlier run gave up on it after a lost answer: the org may have applied it.
                 if record.lastErrorCode == SyncUpError.answerLost { results.mayHaveBeenApplied.insert(key) }
             }
@@ -453,7 +454,7 @@ struct SyncUpEngine {
                 // Save what the org confirmed before stopping.
                 _ = applier.apply(results.outcomes, kinds: kinds, to: &trees, removed: &removed, final: &final, allowRerun: false)
                 _ = try await commitEvenIfStopping(trees, final: final, kinds: kinds, sent: sent, removed: removed, results: results,
-                                             originalIds: originalIds, tally: &tally)
+                                             asRead: asRead, tally: &tally)
                 throw error
             }
             var passResult = applier.apply(results.outcomes, kinds: kinds, to: &trees, removed: &removed, final: &final, allowRerun: pass < 2)
@@ -475,7 +476,7 @@ struct SyncUpEngine {
         if settings.mergeMode == .leaveIfChanged && !settings.dryRun { try await refreshModificationDates(&trees, final: final) }
         answered?()
         return try await commitEvenIfStopping(trees, final: final, kinds: kinds, sent: sent, removed: removed, results: results,
-                                        originalIds: originalIds, tally: &tally)
+                                        asRead: asRead, tally: &tally)
     }
 
     /// ``commit`` in a task of its own: once the org has answered, what it confirmed is saved
@@ -483,12 +484,12 @@ struct SyncUpEngine {
     /// store write it starts), so the stage reports it and the next run has nothing to adopt.
     private func commitEvenIfStopping(_ trees: [SyncUpTree], final: [RecordKey: SyncUpOutcome], kinds: [RecordKey: SyncUpOperation.Kind],
                                 sent: [RecordKey: JSONObject], removed: Set<RecordKey>, results: SyncUpSender.Results,
-                                originalIds: [RecordKey: String?], tally: inout Tally) async throws -> PageOutcome {
+                                asRead: [RecordKey: SyncUpRecord], tally: inout Tally) async throws -> PageOutcome {
         let before = tally
         let (outcome, after) = try await Task { [self] in
             var saved = before
             let outcome = try await commit(trees, final: final, kinds: kinds, sent: sent, removed: removed, results: results,
-                                           originalIds: originalIds, tally: &saved)
+                                           asRead: asRead, tally: &saved)
             return (outcome, saved)
         }.value
         tally = after
@@ -498,13 +499,13 @@ struct SyncUpEngine {
     /// Records the org created take their server id everywhere their `local_` id was written —
     /// in the target's reference fields of any soup, beyond the page's own trees (a child in
     /// another page, a record of another object) — in the page's transaction.
-    private func propagateNewIds(_ trees: [SyncUpTree], final: [RecordKey: SyncUpOutcome], originalIds: [RecordKey: String?],
+    private func propagateNewIds(_ trees: [SyncUpTree], final: [RecordKey: SyncUpOutcome], asRead: [RecordKey: SyncUpRecord],
                                  into changes: inout SoupChangeSet) async throws {
         guard !target.references.isEmpty else { return }
         var created: [String: [String: String]] = [:]
         for (key, outcome) in final where outcome.isSuccess {
             let record = trees[key.tree][key.child]
-            guard let original = originalIds[key] ?? nil, SyncField.isLocalId(original), record.hasServerId, let id = record.id else { continue }
+            guard let original = asRead[key]?.id, SyncField.isLocalId(original), record.hasServerId, let id = record.id else { continue }
             created[record.soup, default: [:]][original] = id
         }
         for reference in target.references {
@@ -596,7 +597,7 @@ struct SyncUpEngine {
     /// when a later attempt's answer was lost); then counts and result rows.
     private func commit(_ trees: [SyncUpTree], final: [RecordKey: SyncUpOutcome], kinds: [RecordKey: SyncUpOperation.Kind],
                         sent: [RecordKey: JSONObject], removed: Set<RecordKey>, results: SyncUpSender.Results,
-                        originalIds: [RecordKey: String?], tally: inout Tally) async throws -> PageOutcome {
+                        asRead: [RecordKey: SyncUpRecord], tally: inout Tally) async throws -> PageOutcome {
         var changes = SoupChangeSet()
         var page = PageOutcome()
         let touched = Set(final.keys.map(\.tree))
@@ -606,7 +607,8 @@ struct SyncUpEngine {
                 if removed.contains(key) {
                     changes.delete(record.entryId, from: record.soup)
                 } else {
-                    changes.save(record.entry, in: record.soup, confirmed: !record.isDirty)
+                    let read = asRead[key].flatMap { $0.soup == record.soup && $0.entryId == record.entryId ? $0.entry : nil }
+                    changes.save(record.entry, in: record.soup, confirmed: !record.isDirty, replacing: read)
                 }
             }
         }
@@ -618,7 +620,7 @@ struct SyncUpEngine {
         // recorded once the write has committed.
         var writing: PendingWrite<Void>?
         if !settings.dryRun {
-            try await propagateNewIds(trees, final: final, originalIds: originalIds, into: &changes)
+            try await propagateNewIds(trees, final: final, asRead: asRead, into: &changes)
             writing = store.startApply(try await store.prepare(changes))
         }
         var unsettled = Set<Int>()
@@ -654,7 +656,7 @@ struct SyncUpEngine {
                 continue
             }
             let error = outcome.error
-            let localId = originalIds[key] ?? nil
+            let localId = asRead[key]?.id
             let row = SyncUpResultFiles.Row(
                 kind: fileKind, object: object, operation: settings.dryRun ? action : operation, entryId: record.entryId,
                 localId: localId.flatMap { SyncField.isLocalId($0) ? $0 : nil }, id: record.hasServerId ? record.id : nil,
