@@ -106,6 +106,12 @@ import Testing
             let page3 = try #require(middle.json["nextRecordsUrl"]?.stringValue)
             #expect(page2.hasSuffix("-200") && page3.hasSuffix("-400"))
             #expect(page2.dropLast(4) == page3.dropLast(4), "\(page2) then \(page3)")
+            // Read to the end, a cursor keeps its last page only (a lost answer is fetched again;
+            // a finished 200,000-record query does not hold its ids for 15 minutes).
+            let last = try await emu.send("GET", page3)
+            #expect(last.json["done"] == true && last.json["records"]?.arrayValue?.count == 200)
+            #expect(try await emu.send("GET", page3).json["records"] == last.json["records"])
+            #expect(try await emu.send("GET", page2).json[0]?["errorCode"] == "INVALID_QUERY_LOCATOR")
         }
     }
 

@@ -7,19 +7,31 @@ import SOQL
 /// A query whose later pages are still to be fetched (`nextRecordsUrl`).
 struct QueryCursor: Sendable {
     var plan: QueryPlan
-    /// Ids of the matching records, in result order.
+    /// Ids of the matching records, in result order, from the `first`.
     var ids: [String]
+    /// The position of the first record the cursor still holds: once its last page is served,
+    /// it keeps that page only (to serve it again to a client whose answer was lost).
+    var first = 0
     var position: Int
     var batchSize: Int
     var totalSize: Int
     var version: String
-    /// For a page of children of one parent: the precomputed records.
+    /// For a page of children of one parent: the precomputed records, from the `first`.
     var childRecords: [JSONValue]?
     /// The query locator's stable part, once a second page exists (`01g…`; each page's locator
     /// adds `-<position>`).
     var id: String?
     /// When a page of it was last served (emulator clock, ms): cursors expire 15 minutes after.
     var lastUsed: Int64 = 0
+
+    /// The position past the last record.
+    var end: Int { first + (childRecords?.count ?? ids.count) }
+
+    /// Forgets the records before `position`.
+    mutating func drop(before position: Int) {
+        if let children = childRecords { childRecords = Array(children[(position - first)...]) } else { ids = Array(ids[(position - first)...]) }
+        first = position
+    }
 }
 
 /// `/query` and `/queryAll`: SOQL over the stored records, paged with `nextRecordsUrl`, with
@@ -127,27 +139,31 @@ extension OrgEngine {
 
     /// A page of the cursor's records, shaped as the API returns them.
     func page(_ cursor: inout QueryCursor) throws(APIError) -> JSONValue {
-        let end = min(cursor.position + cursor.batchSize, cursor.childRecords?.count ?? cursor.ids.count)
+        let start = cursor.position
+        let end = min(start + cursor.batchSize, cursor.end)
         let records: [JSONValue]
         if let children = cursor.childRecords {
-            records = Array(children[cursor.position..<end])
+            records = Array(children[(start - cursor.first)..<(end - cursor.first)])
         } else {
-            records = try shape(ids: Array(cursor.ids[cursor.position..<end]), plan: cursor.plan, version: cursor.version)
+            records = try shape(ids: Array(cursor.ids[(start - cursor.first)..<(end - cursor.first)]), plan: cursor.plan, version: cursor.version)
         }
         cursor.position = end
         var result = JSONObject()
         result["totalSize"] = .integer(Int64(cursor.totalSize))
-        let done = end >= (cursor.childRecords?.count ?? cursor.ids.count)
+        let done = end >= cursor.end
         result["done"] = .bool(done)
-        if !done {
-            if cursor.id == nil {
-                cursorCounter += 1
-                cursor.id = SalesforceId.make(prefix: "01g", counter: cursorCounter)
-                expireCursors()
-            }
+        if !done && cursor.id == nil {
+            cursorCounter += 1
+            cursor.id = SalesforceId.make(prefix: "01g", counter: cursorCounter)
+            expireCursors()
+        }
+        if let id = cursor.id {
+            // A served last page is all a finished cursor keeps: a 200,000-record query no longer
+            // holds its ids for 15 minutes once read to the end.
+            if done && start > cursor.first { cursor.drop(before: start) }
             cursor.lastUsed = clock.now()
-            cursors[cursor.id!] = cursor
-            result["nextRecordsUrl"] = .string("/services/data/v\(cursor.version)/query/\(cursor.id!)-\(end)")
+            cursors[id] = cursor
+            if !done { result["nextRecordsUrl"] = .string("/services/data/v\(cursor.version)/query/\(id)-\(end)") }
         }
         result["records"] = .array(records)
         return .object(result)
@@ -158,8 +174,8 @@ extension OrgEngine {
     func nextPage(locator: String) throws(APIError) -> JSONValue {
         let invalid = APIError(400, "INVALID_QUERY_LOCATOR", "invalid query locator")
         guard let dash = locator.lastIndex(of: "-"), let position = Int(locator[locator.index(after: dash)...]),
-              var cursor = cursors[String(locator[..<dash])], position > 0,
-              position < (cursor.childRecords?.count ?? cursor.ids.count) else { throw invalid }
+              var cursor = cursors[String(locator[..<dash])], position > 0, position >= cursor.first,
+              position < cursor.end else { throw invalid }
         cursor.position = position
         return try page(&cursor)
     }
