@@ -243,10 +243,12 @@ extension SoupStore {
             let keys = values.map { Self.comparable($0, path: path, table: table) }
             let filter = self.valueFilter(for: soupName, path: path).flatMap { $0.matches(table, path: path) ? $0 : nil }
             var byKey: [DatabaseValue: [JSONValue]] = [:]
+            byKey.reserveCapacity(values.count)
             for (key, value) in zip(keys, values) where filter?.mightContain(key) ?? true && !(byKey[key]?.contains(value) ?? false) {
                 byKey[key, default: []].append(value)
             }
             var rows: [Match] = []
+            rows.reserveCapacity(byKey.count)
             let expression = table.expression(forPath: path)
             var statement = ChunkStatement {
                 "SELECT \(expression) AS k, id, _local, _syncId, soup FROM \(table.tableName) WHERE \(expression) IN (\(Self.placeholders($0)))"
@@ -263,14 +265,21 @@ extension SoupStore {
             }
             return (rows, byKey)
         }
-        let entries = try await rows.concurrentMap { match -> JSONObject in
-            if let soup = match.soup { return try Self.decodeEntry(soup) }
-            var entry: JSONObject = [SyncField.soupEntryId: .integer(match.id), SyncField.local: .bool(match.dirty)]
-            if let syncId = match.syncId { entry[SyncField.syncId] = .integer(syncId) }
-            return entry
-        }
+        // Only whole entries are worth parsing on every core; the others are three members.
+        let parsed = try await rows.compactMap(\.soup).concurrentMap { try Self.decodeEntry($0) }
         var found: [JSONValue: [JSONObject]] = [:]
-        for (row, entry) in zip(rows, entries) {
+        found.reserveCapacity(rows.count)
+        var nextParsed = 0
+        for row in rows {
+            let entry: JSONObject
+            if row.soup != nil {
+                entry = parsed[nextParsed]
+                nextParsed += 1
+            } else {
+                var stub = JSONObject(uniqueKeysWithValues: [(SyncField.soupEntryId, .integer(row.id)), (SyncField.local, .bool(row.dirty))])
+                if let syncId = row.syncId { stub[SyncField.syncId] = .integer(syncId) }
+                entry = stub
+            }
             for value in byKey[row.key] ?? [] { found[value, default: []].append(entry) }
         }
         return found

@@ -13,6 +13,8 @@ public enum SyncedEntry {
     /// The entry to save, and the count it makes.
     public static func make(_ record: JSONObject, over existing: JSONObject?, syncId: Int64) -> (entry: JSONObject, change: Change) {
         var entry = record
+        // Room for the sync id, the flags, the error and the entry id: one allocation.
+        entry.reserveCapacity(record.count + 8)
         entry[SyncField.syncId] = .integer(syncId)
         entry.markClean()
         guard let existing, let id = existing.soupEntryId else { return (entry, .created) }
