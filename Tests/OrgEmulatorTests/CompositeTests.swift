@@ -94,6 +94,29 @@ import Testing
         }
     }
 
+    /// Composite runs sObject resources, Collections and queries; a Bulk upload or any other
+    /// resource in a subrequest is refused, the other subrequests run.
+    @Test func resourcesCompositeDoesNotRunAreRefused() async throws {
+        try await withEmulator { emu in
+            let job = try await emu.rest("POST", "/jobs/ingest", json: ["object": "Account", "operation": "insert"])
+            let jobId = try #require(job.json["id"]?.stringValue)
+            let reply = try await emu.rest("POST", "/composite", json: ["allOrNone": false, "compositeRequest": [
+                Self.subrequest("PUT", "/jobs/ingest/\(jobId)/batches", "upload", body: "Name\nViaComposite"),
+                Self.subrequest("GET", "/limits", "limits"),
+                Self.subrequest("POST", "/sobjects/Account", "account", body: ["Name": "Kept"]),
+                Self.subrequest("GET", "/query?q=SELECT+Id+FROM+Account+WHERE+Name+=+'Kept'", "query"),
+            ]])
+            let responses = try #require(reply.json["compositeResponse"]?.arrayValue)
+            try #require(responses.count == 4)
+            for refused in responses[0...1] {
+                #expect(refused["httpStatusCode"] == 400)
+                #expect(refused["body"]?[0]?["errorCode"] == "INVALID_API_INPUT")
+            }
+            #expect(responses[2]["httpStatusCode"] == 201)
+            #expect(responses[3]["body"]?["totalSize"] == 1)
+        }
+    }
+
     /// Collections calls in a Composite request, a children's call referring to the parents'
     /// results by position; at most 5 such calls (or queries) a request.
     @Test func collectionsCallsReferToEarlierCallsResults() async throws {

@@ -178,4 +178,14 @@ struct LocalIndexing: Sendable, CustomTestStringConvertible {
         #expect(object["__local__"] == false)
         #expect(entry(["_soupEntryId": 12]).soupEntryId == 12)
     }
+
+    /// Record data is every member but `attributes`, `_soup…` and `__…__` names.
+    @Test(arguments: [
+        ("Name", true), ("Id", true), ("account__c", true), ("attributes", false), ("attributesX", true), ("a", true),
+        ("_soupEntryId", false), ("_soup", false), ("_sou", true), ("_", true), ("__", false), ("___", false),
+        ("__local__", false), ("__sync_id__", false), ("__x", true), ("x__", true), ("_x_", true), ("", true), ("_é__", true),
+    ])
+    func dataFieldsAreTold(key: String, isData: Bool) {
+        #expect(JSONObject.isDataField(key) == isData)
+    }
 }

@@ -105,6 +105,12 @@ extension OrgEngine {
         let (path, query) = Self.splitURL(url)
         let parts = Self.components(path)
         guard parts.count >= 3, parts[2].hasPrefix("v") else { throw APIError.notFound }
+        // Composite runs sObject resources, sObject Collections, query and queryAll — not Bulk
+        // uploads (whose CSV bodies a subrequest's JSON cannot carry) nor any other resource.
+        let resource = Array(parts.dropFirst(3))
+        guard ["sobjects", "query", "queryAll"].contains(resource.first ?? "") || resource.starts(with: ["composite", "sobjects"]) else {
+            return .error(APIError(400, "INVALID_API_INPUT", "Composite doesn't support the resource \(path)"))
+        }
         var request = EmulatorRequest(method: subrequest["method"]!.stringValue!, path: path, query: query,
                                       headers: [:], body: Data())
         if let value = subrequest["body"], !value.isNull {

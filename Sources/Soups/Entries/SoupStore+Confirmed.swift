@@ -50,6 +50,15 @@ extension JSONObject {
 
     /// Whether a member is record data: not `attributes`, a `_soup…` field or a `__…__` sync field.
     public static func isDataField(_ key: String) -> Bool {
-        key != "attributes" && !key.hasPrefix("_soup") && !(key.hasPrefix("__") && key.hasSuffix("__"))
+        // Read as bytes (called for every member of every entry a sync down or up stores): a
+        // field name starts with a letter, and only `attributes` and `_…` names need a look.
+        let utf8 = key.utf8
+        guard let first = utf8.first else { return true }
+        if first == UInt8(ascii: "a") { return key != "attributes" }
+        guard first == UInt8(ascii: "_") else { return true }
+        let underscore = UInt8(ascii: "_")
+        if utf8.starts(with: "_soup".utf8) { return false }
+        return !(utf8.count >= 2 && utf8.dropFirst().first == underscore && utf8.last == underscore
+                 && utf8.dropLast().last == underscore)
     }
 }
