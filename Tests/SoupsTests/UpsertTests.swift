@@ -261,6 +261,18 @@ import Testing
             #expect(try await names(.exact(path: "j", matchKey: 3)) == ["b"])
             #expect(try await names(.exact(path: "s", matchKey: "y")) == ["b"])
             #expect(try await names(.match(path: "d", matchKey: "dog")) == ["b"])
+            // In one write, each entry is first tried as the one before it changed: a different
+            // change must still reach its index.
+            var (a2, b2) = (a, b)
+            a2["s"] = "x3"
+            b2["i"] = 9
+            b2["d"] = "red cat"
+            try await store.upsert([a2, b2], into: "S")
+            #expect(try await names(.exact(path: "s", matchKey: "x3")) == ["a"])
+            #expect(try await names(.exact(path: "i", matchKey: 9)) == ["b"])
+            #expect(try await names(.exact(path: "i", matchKey: 2)) == [])
+            #expect(try await names(.match(path: "d", matchKey: "cat")) == ["b"])
+            #expect(try await names(.match(path: "d", matchKey: "dog")) == [])
         }
     }
 

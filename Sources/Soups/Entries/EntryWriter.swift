@@ -15,6 +15,8 @@ final class EntryWriter {
     /// Reads an existing entry's `_local`, `_syncId` and index columns, for an update whose
     /// previous values are not known.
     private let readColumns: RawStatement
+    /// The columns the last update whose previous values were not known changed (a bit each).
+    private var lastChanged: UInt64?
     /// The UPDATEs prepared so far, by the columns they name besides the JSON and its date.
     private var updates: [UpdateShape: RawStatement] = [:]
     /// `_local`, `_syncId`, then the index columns: the order of ``PreparedEntry/columnValues``.
@@ -61,9 +63,9 @@ final class EntryWriter {
     /// The columns an UPDATE names besides the entry's JSON and its date. SQLite rewrites the
     /// entries of every index over a column the SET names, changed or not (~0.5 µs an index), so
     /// an update names only the columns that change — told by the entry's previous values when
-    /// its caller knows them, else read first — and its WHERE asks the others to hold their values
-    /// still: should one not (the entry changed since its caller read it), nothing is written and
-    /// the entry is written again naming them all.
+    /// its caller knows them, else as the entry before it, else read first — and its WHERE asks
+    /// the others to hold their values still: should one not (a wrong guess, an entry changed
+    /// since its caller read it), nothing is written and the entry is written again.
     private struct UpdateShape: Hashable {
         /// A bit for each of `optionalColumns` named (the others are checked); `nil`: all named.
         var named: UInt64?
@@ -148,15 +150,20 @@ final class EntryWriter {
         var fullTextChanged = true
         if let existingId {
             let confirming = prepared.confirmed != nil
-            var changed = prepared.previousColumnValues.flatMap { Self.changes(from: $0, to: prepared.columnValues) }
-            if changed == nil && prepared.columnValues.count <= 64 {
+            // Which columns change: told by the entry's previous values, else guessed to be those
+            // the last such entry changed (the entries of one write are alike); a wrong guess
+            // writes nothing (its WHERE fails), then the stored values are read.
+            let known = prepared.previousColumnValues.flatMap { Self.changes(from: $0, to: prepared.columnValues) }
+            if let changed = known ?? lastChanged, try update(prepared, id: existingId, shape: UpdateShape(named: changed, confirming: confirming)) {
+                fullTextChanged = fullTextColumns.contains { changed & (1 << UInt64($0)) != 0 }
+            } else if known == nil, prepared.columnValues.count <= 64 {
                 guard let stored = try storedChanges(existingId, to: prepared.columnValues) else {
                     throw SoupStoreError.unknownEntry(soup: table.spec.name, id: id)
                 }
-                changed = stored
-            }
-            if let changed, try update(prepared, id: existingId, shape: UpdateShape(named: changed, confirming: confirming)) {
-                fullTextChanged = fullTextColumns.contains { changed & (1 << UInt64($0)) != 0 }
+                lastChanged = stored
+                // Read in this transaction: the update finds what it expects.
+                _ = try update(prepared, id: existingId, shape: UpdateShape(named: stored, confirming: confirming))
+                fullTextChanged = fullTextColumns.contains { stored & (1 << UInt64($0)) != 0 }
             } else if try !update(prepared, id: existingId, shape: UpdateShape(named: nil, confirming: confirming)) {
                 // An entry written by its `_soupEntryId` must exist: an update that changed nothing did not.
                 throw SoupStoreError.unknownEntry(soup: table.spec.name, id: id)
