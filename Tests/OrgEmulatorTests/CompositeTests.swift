@@ -105,9 +105,15 @@ import Testing
                 Self.subrequest("GET", "/limits", "limits"),
                 Self.subrequest("POST", "/sobjects/Account", "account", body: ["Name": "Kept"]),
                 Self.subrequest("GET", "/query?q=SELECT+Id+FROM+Account+WHERE+Name+=+'Kept'", "query"),
+                Self.subrequest("GET", "/queryAll?q=SELECT+Id+FROM+Account+WHERE+Name+=+'Kept'", "queryAll"),
+                Self.subrequest("POST", "/composite/sobjects", "collection",
+                                body: ["records": [["attributes": ["type": "Account"], "Name": "Kept too"]]]),
             ]])
             let responses = try #require(reply.json["compositeResponse"]?.arrayValue)
-            try #require(responses.count == 4)
+            try #require(responses.count == 6)
+            #expect(responses[4]["body"]?["totalSize"] == 1)
+            #expect(responses[5]["httpStatusCode"] == 200)
+            #expect(responses[5]["body"]?[0]?["success"] == true)
             for refused in responses[0...1] {
                 #expect(refused["httpStatusCode"] == 400)
                 #expect(refused["body"]?[0]?["errorCode"] == "INVALID_API_INPUT")

@@ -112,6 +112,13 @@ import Testing
             #expect(last.json["done"] == true && last.json["records"]?.arrayValue?.count == 200)
             #expect(try await emu.send("GET", page3).json["records"] == last.json["records"])
             #expect(try await emu.send("GET", page2).json[0]?["errorCode"] == "INVALID_QUERY_LOCATOR")
+            // A last page asked from past its locator leaves that locator served.
+            let rerun = try await query(emu, "SELECT Id FROM Account WHERE Name LIKE 'Paged%'", headers: ["Sforce-Query-Options": "batchSize=200"])
+            let againPage2 = try #require(rerun.json["nextRecordsUrl"]?.stringValue)
+            let againPage3 = try #require(try await emu.send("GET", againPage2).json["nextRecordsUrl"]?.stringValue)
+            let tail = try await emu.send("GET", againPage3.replacingOccurrences(of: "-400", with: "-450"))
+            #expect(tail.json["done"] == true && tail.json["records"]?.arrayValue?.count == 150)
+            #expect(try await emu.send("GET", againPage3).json["records"]?.arrayValue?.count == 200)
         }
     }
 

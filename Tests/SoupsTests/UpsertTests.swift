@@ -237,8 +237,8 @@ import Testing
             #expect(try await names(.match(path: "d", matchKey: "fox")) == [])
             #expect(try await names(.match(path: "d", matchKey: "bear")) == ["a"])
             #expect(try await names(.exact(path: "s", matchKey: "x2")) == ["a"])
-            // Values that read alike but are stored otherwise: "1" in an integer column, 1 in a
-            // string one, an integral double in a floating one.
+            // Values of another JSON type than their column's ("1" for an integer column, 1 for a
+            // string one, an integral number for a floating one), converted as they are written.
             a["i"] = "1"
             a["s"] = 7
             a["f"] = 3
@@ -273,6 +273,13 @@ import Testing
             #expect(try await names(.exact(path: "i", matchKey: 2)) == [])
             #expect(try await names(.match(path: "d", matchKey: "cat")) == ["b"])
             #expect(try await names(.match(path: "d", matchKey: "dog")) == [])
+            // A guess that fits one entry, then an entry that is not there: refused, nothing written.
+            var a3 = a2
+            a3["s"] = "x4"
+            var gone = a3
+            gone[SyncField.soupEntryId] = 99
+            await #expect(throws: SoupStoreError.unknownEntry(soup: "S", id: 99)) { try await store.upsert([a3, a3, gone], into: "S") }
+            #expect(try await names(.exact(path: "s", matchKey: "x3")) == ["a"])
         }
     }
 
@@ -307,6 +314,16 @@ import Testing
             #expect(try await names(.exact(path: "Name", matchKey: "a")) == ["a"])
             #expect(try await names(.match(path: "d", matchKey: "whale")) == [])
             #expect(try await names(.match(path: "d", matchKey: "fox")) == ["a"])
+            // A partial update still records what the org confirmed.
+            var confirmedSave = saved
+            confirmedSave["Code"] = 3
+            changes = SoupChangeSet()
+            changes.save(confirmedSave, in: "S", confirmed: true, replacing: saved)
+            try await store.apply(changes)
+            let confirmed = try await store.confirmed(ids: [read.soupEntryId!], in: "S")
+            #expect(confirmed[read.soupEntryId!]?["Code"] == 3)
+            #expect(confirmed[read.soupEntryId!]?["Name"] == "a")
+            #expect(try await names(.exact(path: "Code", matchKey: 3)) == ["a"])
             // Gone: refused, whatever it replaced.
             var missing = saved
             missing[SyncField.soupEntryId] = 99

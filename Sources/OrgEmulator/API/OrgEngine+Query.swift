@@ -160,7 +160,11 @@ extension OrgEngine {
         if let id = cursor.id {
             // A served last page is all a finished cursor keeps: a 200,000-record query no longer
             // holds its ids for 15 minutes once read to the end.
-            if done && start > cursor.first { cursor.drop(before: start) }
+            if done {
+                // From the last page's locator on, whatever page was asked for.
+                let lastPage = max(0, (cursor.end - 1) / cursor.batchSize * cursor.batchSize)
+                if min(start, lastPage) > cursor.first { cursor.drop(before: min(start, lastPage)) }
+            }
             cursor.lastUsed = clock.now()
             cursors[id] = cursor
             if !done { result["nextRecordsUrl"] = .string("/services/data/v\(cursor.version)/query/\(id)-\(end)") }

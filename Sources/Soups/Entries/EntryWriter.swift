@@ -80,6 +80,8 @@ final class EntryWriter {
     /// The UPDATE of `shape`, prepared when first needed.
     private func update(_ shape: UpdateShape) throws -> RawStatement {
         if let statement = updates[shape] { return statement }
+        // Entries of one write change alike; should they not, the statements kept stay few.
+        if updates.count >= 32 { updates.removeAll() }
         let set = ["soup", "lastModified"] + optionalColumns.indices.filter(shape.names).map { optionalColumns[$0] }
             + (shape.confirming ? ["_confirmed"] : [])
         let kept = optionalColumns.indices.filter { !shape.names($0) }.map { "\(optionalColumns[$0]) IS ?" }
@@ -161,9 +163,13 @@ final class EntryWriter {
                     throw SoupStoreError.unknownEntry(soup: table.spec.name, id: id)
                 }
                 lastChanged = stored
-                // Read in this transaction: the update finds what it expects.
-                _ = try update(prepared, id: existingId, shape: UpdateShape(named: stored, confirming: confirming))
-                fullTextChanged = fullTextColumns.contains { stored & (1 << UInt64($0)) != 0 }
+                // Read in this transaction, the update finds what it expects; should it not, the
+                // entry is written naming every column.
+                if try update(prepared, id: existingId, shape: UpdateShape(named: stored, confirming: confirming)) {
+                    fullTextChanged = fullTextColumns.contains { stored & (1 << UInt64($0)) != 0 }
+                } else if try !update(prepared, id: existingId, shape: UpdateShape(named: nil, confirming: confirming)) {
+                    throw SoupStoreError.unknownEntry(soup: table.spec.name, id: id)
+                }
             } else if try !update(prepared, id: existingId, shape: UpdateShape(named: nil, confirming: confirming)) {
                 // An entry written by its `_soupEntryId` must exist: an update that changed nothing did not.
                 throw SoupStoreError.unknownEntry(soup: table.spec.name, id: id)
