@@ -110,6 +110,8 @@ def main():
             "stages": [
                 {"id": "read", "type": "extract.csv", "file": "accounts.csv", "sobjectType": "Account"},
                 {"id": "stage", "type": "stage", "from": "read", "soup": "Accounts"},
+                # The same rows again, every one matched by name (and unchanged): the re-load.
+                {"id": "reload", "type": "stage", "from": "read", "soup": "Accounts", "matchOn": "Name"},
                 {"id": "mark", "type": "markDirty", "after": ["stage"], "soup": "Accounts", "as": "created"},
                 {"id": "up", "type": "syncUp", "after": ["mark"], "sync": "up"},
                 {"id": "down", "type": "syncDown", "after": ["up"], "sync": "down"},
@@ -125,6 +127,8 @@ def main():
         print(f"staging: {args.records:,} rows CSV → soup: {stage_wall:.1f} s wall, {stage_cpu:.1f} s CPU, peak {stage_rss:.0f} MB; "
               f"bare CSV → JSON → SQLite (Python): {bare_wall:.1f} s wall, {bare_cpu:.1f} s CPU — staging at "
               f"{bare_wall / stage_wall:.2f}× the bare rate")
+        _, reload_wall, reload_cpu, reload_rss = run_measured(base + ["--only", "read", "--only", "reload"])
+        print(f"re-load: the same rows matched by Name: {reload_wall:.1f} s wall, {reload_cpu:.1f} s CPU, peak {reload_rss:.0f} MB")
         _, mark_wall, mark_cpu, _ = run_measured(base + ["--only", "mark"])
         print(f"markDirty: {mark_wall:.1f} s wall, {mark_cpu:.1f} s CPU")
 
