@@ -1,4 +1,3 @@
-import Foundation
 import GRDB
 import GRDBSQLite
 
@@ -111,21 +110,6 @@ final class RawStatement {
         func text(_ index: Int32) -> UnsafeBufferPointer<UInt8> {
             let text = sqlite3_column_text(statement, index)
             return UnsafeBufferPointer(start: text, count: text == nil ? 0 : Int(sqlite3_column_bytes(statement, index)))
-        }
-        /// Whether the column holds `value` exactly: the same storage class and the same value,
-        /// so that writing `value` again would store what is there.
-        func holds(_ value: DatabaseValue, at index: Int32) -> Bool {
-            let type = sqlite3_column_type(statement, index)
-            switch value.storage {
-            case .null: return type == SQLITE_NULL
-            case .int64(let number): return type == SQLITE_INTEGER && sqlite3_column_int64(statement, index) == number
-            case .double(let number): return type == SQLITE_FLOAT && sqlite3_column_double(statement, index).bitPattern == number.bitPattern
-            case .string(var string):
-                guard type == SQLITE_TEXT else { return false }
-                let stored = text(index)
-                return string.withUTF8 { $0.count == stored.count && ($0.isEmpty || memcmp($0.baseAddress!, stored.baseAddress!, $0.count) == 0) }
-            case .blob: return false
-            }
         }
         /// The column's UTF-8 text, copied.
         func bytes(_ index: Int32) -> [UInt8] { Array(text(index)) }

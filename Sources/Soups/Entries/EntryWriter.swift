@@ -117,20 +117,17 @@ final class EntryWriter {
         return statement.changes > 0
     }
 
-    /// Which of the stored entry `id`'s columns differ from `values` (a bit each); `nil` when
-    /// there is no such entry.
-    private func storedChanges(_ id: Int64, to values: [DatabaseValue]) throws -> UInt64? {
-        var changed: UInt64?
+    /// The stored entry `id`'s `_local`, `_syncId` and index columns; `nil` when there is no such entry.
+    private func storedColumns(_ id: Int64) throws -> [DatabaseValue]? {
+        var values: [DatabaseValue]?
         readColumns.bind(id, at: 1)
-        try readColumns.forEachRow { row in
-            changed = 0
-            for offset in values.indices where !row.holds(values[offset], at: Int32(offset)) { changed! |= 1 << UInt64(offset) }
-        }
-        return changed
+        try readColumns.forEachRow { row in values = optionalColumns.indices.map { row.value(Int32($0)) } }
+        return values
     }
 
     /// Which of an entry's column values differ from `previous` (a bit each), `nil` when there
-    /// are too many to tell apart. Only the same storage class and value count as the same.
+    /// are too many to tell apart. Only the same storage class and value count as the same: what
+    /// writing the value again would store.
     private static func changes(from previous: [DatabaseValue], to values: [DatabaseValue]) -> UInt64? {
         guard previous.count == values.count, values.count <= 64 else { return nil }
         var changed: UInt64 = 0
@@ -149,27 +146,20 @@ final class EntryWriter {
             nextId += 1
         }
         prepared.writeStoredJSON(id: id, modified: now, into: &text)
-        var fullTextChanged = true
+        // The columns the write named (a bit each); `nil`: all of them, or an insert.
+        var named: UInt64?
         if let existingId {
             let confirming = prepared.confirmed != nil
             // Which columns change: told by the entry's previous values, else guessed to be those
-            // the last such entry changed (the entries of one write are alike); a wrong guess
-            // writes nothing (its WHERE fails), then the stored values are read.
+            // the last such entry changed (the entries of one write are alike), else read. A
+            // wrong guess writes nothing (its WHERE fails); then the entry is written naming all.
             let known = prepared.previousColumnValues.flatMap { Self.changes(from: $0, to: prepared.columnValues) }
-            if let changed = known ?? lastChanged, try update(prepared, id: existingId, shape: UpdateShape(named: changed, confirming: confirming)) {
-                fullTextChanged = fullTextColumns.contains { changed & (1 << UInt64($0)) != 0 }
-            } else if known == nil, prepared.columnValues.count <= 64 {
-                guard let stored = try storedChanges(existingId, to: prepared.columnValues) else {
-                    throw SoupStoreError.unknownEntry(soup: table.spec.name, id: id)
-                }
-                lastChanged = stored
-                // Read in this transaction, the update finds what it expects; should it not, the
-                // entry is written naming every column.
-                if try update(prepared, id: existingId, shape: UpdateShape(named: stored, confirming: confirming)) {
-                    fullTextChanged = fullTextColumns.contains { stored & (1 << UInt64($0)) != 0 }
-                } else if try !update(prepared, id: existingId, shape: UpdateShape(named: nil, confirming: confirming)) {
-                    throw SoupStoreError.unknownEntry(soup: table.spec.name, id: id)
-                }
+            if let guess = known ?? lastChanged, try update(prepared, id: existingId, shape: UpdateShape(named: guess, confirming: confirming)) {
+                named = guess
+            } else if known == nil, let stored = try storedColumns(existingId), let read = Self.changes(from: stored, to: prepared.columnValues),
+                      try update(prepared, id: existingId, shape: UpdateShape(named: read, confirming: confirming)) {
+                lastChanged = read
+                named = read
             } else if try !update(prepared, id: existingId, shape: UpdateShape(named: nil, confirming: confirming)) {
                 // An entry written by its `_soupEntryId` must exist: an update that changed nothing did not.
                 throw SoupStoreError.unknownEntry(soup: table.spec.name, id: id)
@@ -190,7 +180,9 @@ final class EntryWriter {
             if let confirmed = prepared.confirmed { statement.bind(text: confirmed, at: Int32(prepared.columnValues.count + 5)) }
             try statement.execute()
         }
-        if table.hasFullText && fullTextChanged { try writeFullText(id: id, entry: .object(prepared.entry), replacing: existingId != nil) }
+        // The full-text table follows its columns: untouched when none was written.
+        let fullTextWritten = fullTextColumns.contains { offset in named.map { $0 & (1 << UInt64(offset)) != 0 } ?? true }
+        if table.hasFullText && fullTextWritten { try writeFullText(id: id, entry: .object(prepared.entry), replacing: existingId != nil) }
         for (filter, valueIndex) in filters where filter.insert(prepared.columnValues[valueIndex + 2]) {
             if !fullFilters.contains(where: { $0 === filter }) { fullFilters.append(filter) }
         }

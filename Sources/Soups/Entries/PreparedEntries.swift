@@ -49,7 +49,7 @@ struct PreparedEntry: Sendable {
         previousColumnValues = previous.map { Self.columnValues(of: $0, table: table) }
     }
 
-    /// The values of `_local`, `_syncId` and the index columns for `entry` (its flags normalized).
+    /// The values of `_local`, `_syncId` and the index columns for `entry`.
     static func columnValues(of entry: JSONObject, table: SoupTable) -> [DatabaseValue] {
         var values: [DatabaseValue] = [(entry.isDirty ? 1 : 0 as Int64).databaseValue, entry[SyncField.syncId]?.integerValue?.databaseValue ?? .null]
         values.reserveCapacity(2 + table.columns.count)
