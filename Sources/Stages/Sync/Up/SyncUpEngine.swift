@@ -71,7 +71,7 @@ struct SyncUpEngine {
             pending.merge(page.pending) { $1 }
         }
 
-        /// Adds one part of a page (``runInTwoParts``) to the page's tally: as ``merge(_:)``, and
+        /// Adds one part of a page (``runInParts``) to the page's tally: as ``merge(_:)``, and
         /// the part's settled entries stay listed, to leave the run's pending rows in turn.
         mutating func absorb(_ part: Tally) {
             merge(part)
@@ -190,40 +190,53 @@ struct SyncUpEngine {
         do {
             var trees = try await target.trees(for: page, in: store)
             holdBack(&trees, heldBack, tally: &tally)
-            guard let split = overlapSplit(trees, transport: transport) else {
+            let cuts = overlapCuts(trees, transport: transport)
+            guard !cuts.isEmpty else {
                 let outcome = try await syncPage(&trees, transport: transport, tally: &tally)
                 return PageRun(tally: tally, outcome: outcome, count: page.count)
             }
-            logger.debug("sync up \(settings.syncName): a page of \(trees.count) trees sent and saved in two parts (\(split) + \(trees.count - split))")
-            return await runInTwoParts(trees, at: split, transport: transport, tally: tally, count: page.count)
+            logger.debug("sync up \(settings.syncName): a page of \(trees.count) trees sent and saved in \(cuts.count + 1) parts, cut before trees \(cuts)")
+            return await runInParts(trees, cutBefore: cuts, transport: transport, tally: tally, count: page.count)
         } catch {
             return PageRun(tally: tally, error: error, count: page.count)
         }
     }
 
-    /// Where to cut a page in two so that the client saves its first part while the org works
-    /// on the second: the tree that starts the middle request of the page's first phase (each
-    /// part then packs into exactly the requests it took in the whole page, so the cut costs no
-    /// request; cutting two thirds in measured no better on the 1,000 × 5 journey). `nil`
-    /// when the page fills fewer than two requests, in a dry run, or when the target carries new
-    /// ids into other trees (a part must not be planned before the other saves).
-    private func overlapSplit(_ trees: [SyncUpTree], transport: SyncUpTransport) -> Int? {
-        guard !settings.dryRun, transport != .bulk, target.treesAreIndependent, trees.count > 1 else { return nil }
+    /// The most parts a page is cut into (``overlapCuts(_:transport:)``). Each part after the
+    /// first waits one round trip for the part before it, and under LEAVE_IF_CHANGED adds a read
+    /// of new dates: three keep the round trips a page waits for those of two parts each reading
+    /// back its dates, and halve what the client and the org wait for each other at 0 ms.
+    static let overlapParts = 3
+
+    /// Where to cut a page so that the client saves each part while the org works on the next:
+    /// the trees that start the requests splitting the page's first phase into up to
+    /// ``overlapParts`` runs of requests, the last of one request and the others as even as can
+    /// be (each part then packs into exactly the requests it took in the whole page, so a cut
+    /// costs no write request). None when the page fills fewer than two requests, in a dry run, or when the
+    /// target carries new ids into other trees (a part must not be planned before another saves).
+    private func overlapCuts(_ trees: [SyncUpTree], transport: SyncUpTransport) -> [Int] {
+        guard !settings.dryRun, transport != .bulk, target.treesAreIndependent, trees.count > 1 else { return [] }
         var planned = trees
         let planner = SyncUpPlanner()
         let operations = planned.indices.map { planner.plan(&planned[$0], index: $0).operations }
-        guard let first = SyncUpPacker(transport: transport).phases(operations).first, first.count > 1 else { return nil }
-        let cutRequest = first.count / 2
-        let cut = first[cutRequest].operations.map(\.key.tree).min() ?? 0
-        // A tree whose writes span the cut (its children packed after it) keeps the cut off.
-        let before = first[..<cutRequest].flatMap { $0.operations.map(\.key.tree) }
-        guard cut > 0, before.allSatisfy({ $0 < cut }) else { return nil }
-        return cut
+        guard let first = SyncUpPacker(transport: transport).phases(operations).first, first.count > 1 else { return [] }
+        // The last part one request: its save is the one the org does not work beside.
+        let parts = min(Self.overlapParts, first.count)
+        let evenly = (1..<(parts - 1)).map { ((first.count - 1) * $0 + parts - 2) / (parts - 1) }
+        var cuts: [Int] = []
+        for cutRequest in evenly + [first.count - 1] {
+            let cut = first[cutRequest].operations.map(\.key.tree).min() ?? 0
+            // A tree whose writes span the cut (its children packed after it) keeps the cut off.
+            let before = first[..<cutRequest].flatMap { $0.operations.map(\.key.tree) }
+            guard cut > (cuts.last ?? 0), before.allSatisfy({ $0 < cut }) else { continue }
+            cuts.append(cut)
+        }
+        return cuts
     }
 
-    /// A page synced in two parts side by side (``overlapSplit(_:transport:)``): one LEAVE_IF_CHANGED
+    /// A page synced in parts side by side (``overlapCuts(_:transport:)``): one LEAVE_IF_CHANGED
     /// check for the whole page, then each part sent, answered and saved on its own.
-    private func runInTwoParts(_ trees: [SyncUpTree], at split: Int, transport: SyncUpTransport, tally: Tally, count: Int) async -> PageRun {
+    private func runInParts(_ trees: [SyncUpTree], cutBefore cuts: [Int], transport: SyncUpTransport, tally: Tally, count: Int) async -> PageRun {
         // The page's count less its trees (those held back), plus each part's that ran.
         var run = PageRun(tally: tally, count: count - trees.count)
         var outcome = PageOutcome()
@@ -236,40 +249,42 @@ struct SyncUpEngine {
             run.error = error
             return run
         }
-        // The second part leaves once the org has answered the first's requests, so the org works
-        // on it while the client saves the first (sent at once, the second's writes would come
-        // before the first's read of new dates: the org answers one request at a time). It does not
-        // leave at all when the first stopped before that (a spent API budget, a refused login, a
-        // failed store) or the run is being cancelled: as a page, nothing more is sent then.
-        let (firstAnswered, signal) = AsyncStream<Void>.makeStream()
-        @Sendable func sync(_ part: [SyncUpTree], answered: (@Sendable () -> Void)?) async -> PageRun {
-            var trees = part
+        // Each part leaves once the org has answered the writes of the part before it (and that
+        // part's read of new dates is on its way), so the org works on it while the client saves
+        // the one before (sent at once, its writes would come before the earlier part's read of
+        // new dates: the org answers one request at a time). A part does not leave at all when
+        // the one before it stopped first (a spent API budget, a refused login, a failed store)
+        // or the run is being cancelled: as a page, nothing more is sent then.
+        let bounds = [0] + cuts + [trees.count]
+        let signals = cuts.map { _ in AsyncStream<Void>.makeStream() }
+        @Sendable func sync(_ part: Int) async -> PageRun {
+            var partTrees = Array(trees[bounds[part]..<bounds[part + 1]])
             var tally = Tally()
-            do {
-                let outcome = try await syncPage(&trees, transport: transport, tally: &tally, conflictsBefore: conflicts,
-                                                 answered: answered)
-                return PageRun(tally: tally, outcome: outcome, count: part.count)
-            } catch {
-                return PageRun(tally: tally, error: error, count: part.count)
+            let next = part < signals.count ? signals[part].continuation : nil
+            defer { next?.finish() }
+            if part > 0 {
+                var leaves = false
+                for await _ in signals[part - 1].stream { leaves = true }
+                guard leaves else { return PageRun(tally: tally, count: 0) }
+                // Cancelled with its trees unsent: the page (and the sync) did not finish.
+                guard !Task.isCancelled else { return PageRun(tally: tally, error: CancellationError(), count: 0) }
             }
-        }
-        let (first, second) = (Array(trees[..<split]), Array(trees[split...]))
-        let parts = await withTaskGroup(of: PageRun.self) { group in
-            group.addTask {
-                defer { signal.finish() }
-                return await sync(first) {
-                    signal.yield()
-                    signal.finish()
+            var answered: (@Sendable () -> Void)?
+            if let next {
+                answered = {
+                    next.yield()
+                    next.finish()
                 }
             }
-            group.addTask {
-                var answered = false
-                for await _ in firstAnswered { answered = true }
-                guard answered else { return PageRun(tally: Tally(), count: 0) }
-                // Cancelled with its trees unsent: the page (and the sync) did not finish.
-                guard !Task.isCancelled else { return PageRun(tally: Tally(), error: CancellationError(), count: 0) }
-                return await sync(second, answered: nil)
+            do {
+                let outcome = try await syncPage(&partTrees, transport: transport, tally: &tally, conflictsBefore: conflicts, answered: answered)
+                return PageRun(tally: tally, outcome: outcome, count: partTrees.count)
+            } catch {
+                return PageRun(tally: tally, error: error, count: partTrees.count)
             }
+        }
+        let parts = await withTaskGroup(of: PageRun.self) { group in
+            for part in bounds.indices.dropLast() { group.addTask { await sync(part) } }
             return await group.reduce(into: []) { $0.append($1) }
         }
         for part in parts {
@@ -373,7 +388,8 @@ struct SyncUpEngine {
     ///   - sentBefore: writes already sent (by entry): their outcomes stand for the first pass's.
     ///   - conflictsBefore: LEAVE_IF_CHANGED conflicts found before they were sent (by root entry
     ///     id), instead of a check now.
-    ///   - answered: called once the org has answered the page's requests, before it is saved.
+    ///   - answered: called once the org has answered the page's writes (and, under
+    ///     LEAVE_IF_CHANGED, their read of new dates is on its way), before the page is saved.
     func syncPage(_ trees: inout [SyncUpTree], transport: SyncUpTransport, tally: inout Tally,
                   sentBefore: [SyncUpJournalReconciler.EntryKey: SentWrite] = [:], conflictsBefore: [Int64: String]? = nil,
                   answered: (@Sendable () -> Void)? = nil) async throws -> PageOutcome {
@@ -473,8 +489,11 @@ struct SyncUpEngine {
             try await recreateMissingParents(&trees, among: passResult.parentsToCheck, applier: applier)
             pending = passResult.rerun
         }
-        if settings.mergeMode == .leaveIfChanged && !settings.dryRun { try await refreshModificationDates(&trees, final: final) }
-        answered?()
+        if settings.mergeMode == .leaveIfChanged && !settings.dryRun {
+            try await refreshModificationDates(&trees, final: final, answered: answered)
+        } else {
+            answered?()
+        }
         return try await commitEvenIfStopping(trees, final: final, kinds: kinds, sent: sent, removed: removed, results: results,
                                         asRead: asRead, tally: &tally)
     }
@@ -570,7 +589,9 @@ struct SyncUpEngine {
 
     /// After a LEAVE_IF_CHANGED sync up, the org's new modification dates of the records it
     /// accepted, so the next sync up does not take our own write for a server change.
-    private func refreshModificationDates(_ trees: inout [SyncUpTree], final: [RecordKey: SyncUpOutcome]) async throws {
+    /// `answered` is called once their read is on its way.
+    private func refreshModificationDates(_ trees: inout [SyncUpTree], final: [RecordKey: SyncUpOutcome],
+                                          answered: (@Sendable () -> Void)?) async throws {
         var wanted: [String: (field: String, keys: [RecordKey])] = [:]
         for (key, outcome) in final where outcome.isSuccess {
             let record = trees[key.tree][key.child]
@@ -578,9 +599,10 @@ struct SyncUpEngine {
             wanted[type, default: (record.modificationDateField, [])].keys.append(key)
         }
         // Every object's dates at once: one round trip, not one an object.
-        let fetched = try await client.existingRecords(wanted.mapValues { group in
-            (group.keys.compactMap { trees[$0.tree][$0.child].id }, [group.field])
-        })
+        let ids = wanted.mapValues { [trees] group in (group.keys.compactMap { trees[$0.tree][$0.child].id }, [group.field]) }
+        async let reading = client.existingRecords(ids)
+        answered?()
+        let fetched = try await reading
         for (type, group) in wanted {
             let current = fetched[type] ?? [:]
             for key in group.keys {
