@@ -2,7 +2,9 @@
 """The scale path (issue 20), client and org in separate processes: N Accounts from CSV staged into
 a soup (`extract.csv` → `stage`, then `markDirty`), then synced up with the default strategy (Bulk API
 2.0 above the threshold), then synced down again through REST query pages beside a raw fetch of the
-same pages. Each `pipeline run` is its own process, so its CPU time and peak memory are its own; the
+same pages, and through a Bulk API 2.0 query job (into a soup of its own) beside the same job's rows
+fetched raw; then 1% of the records are deleted in the org and `cleanGhosts` removes them locally,
+beside a raw fetch of the ids it asks for. Each `pipeline run` is its own process, so its CPU time and peak memory are its own; the
 emulator (`pipeline emulator`) runs apart and its CPU is read from /proc.
 
     scripts/bench-scale.py --pipeline .build/release/pipeline --records 200000
@@ -101,11 +103,15 @@ def main():
         pipeline = {
             "name": "scale", "store": "store.sqlite",
             "org": {"instanceUrl": instance, "auth": {"flow": "access_token", "accessToken": "${TOKEN}"}},
-            "soups": [{"soupName": "Accounts", "indexes": [{"path": "Id", "type": "string"}, {"path": "Name", "type": "string"},
-                                                          {"path": "__local__", "type": "string"}]}],
+            "soups": [{"soupName": soup, "indexes": [{"path": "Id", "type": "string"}, {"path": "Name", "type": "string"},
+                                                    {"path": "__local__", "type": "string"}]} for soup in ("Accounts", "BulkAccounts")],
             "syncs": [{"syncName": "up", "syncType": "syncUp", "soupName": "Accounts", "target": {"createFieldlist": ["Name", "Industry"]}},
                       {"syncName": "down", "syncType": "syncDown", "soupName": "Accounts",
                        "target": {"type": "soql", "query": "SELECT Id, Name, Industry, LastModifiedDate FROM Account WHERE Name LIKE 'Scale account %'"},
+                       "options": {"mergeMode": "OVERWRITE"}},
+                      {"syncName": "down-bulk", "syncType": "syncDown", "soupName": "BulkAccounts",
+                       "target": {"type": "soql", "bulk": True,
+                                  "query": "SELECT Id, Name, Industry, LastModifiedDate FROM Account WHERE Name LIKE 'Scale account %'"},
                        "options": {"mergeMode": "OVERWRITE"}}],
             "stages": [
                 {"id": "read", "type": "extract.csv", "file": "accounts.csv", "sobjectType": "Account"},
@@ -115,6 +121,8 @@ def main():
                 {"id": "mark", "type": "markDirty", "after": ["stage"], "soup": "Accounts", "as": "created"},
                 {"id": "up", "type": "syncUp", "after": ["mark"], "sync": "up"},
                 {"id": "down", "type": "syncDown", "after": ["up"], "sync": "down"},
+                {"id": "down-bulk", "type": "syncDown", "after": ["up"], "sync": "down-bulk"},
+                {"id": "ghosts", "type": "cleanGhosts", "after": ["down"], "sync": "down"},
             ],
         }
         path = os.path.join(folder, "pipeline.json")
@@ -151,19 +159,27 @@ def main():
               f"({up_cpu / stage_cpu:.2f}× staging's), peak {up_rss:.0f} MB; emulator {org_cpu:.1f} s CPU")
 
         # Raw page fetch of the sync down's query, then the sync down itself.
-        def call(url):
-            request = urllib.request.Request(url)
+        def call(url, method="GET", body=None, raw=False):
+            request = urllib.request.Request(url, method=method, data=None if body is None else json.dumps(body).encode())
             request.add_header("Authorization", "Bearer " + token)
+            if body is not None:
+                request.add_header("Content-Type", "application/json")
             with urllib.request.urlopen(request) as answer:
-                return json.loads(answer.read())
+                return (answer.read(), answer.headers) if raw else json.loads(answer.read())
+
+        def fetch_pages(soql):
+            """Every page of a REST query read one after another; the ids it returned."""
+            page = call(instance + "/services/data/v62.0/query?q=" + urllib.parse.quote(soql))
+            ids = [record["Id"] for record in page["records"]]
+            while page.get("nextRecordsUrl"):
+                page = call(instance + page["nextRecordsUrl"])
+                ids += [record["Id"] for record in page["records"]]
+            return ids
         # The query the sync sends: its own, ordered by modification date (so progress can be saved).
         soql = pipeline["syncs"][1]["target"]["query"] + " ORDER BY LastModifiedDate"
         cpu0, start = cpu_seconds(emulator.pid), time.monotonic()
-        page = call(instance + "/services/data/v62.0/query?q=" + urllib.parse.quote(soql))
-        fetched = len(page["records"])
-        while page.get("nextRecordsUrl"):
-            page = call(instance + page["nextRecordsUrl"])
-            fetched += len(page["records"])
+        ids = fetch_pages(soql)
+        fetched = len(ids)
         raw_wall, raw_org_cpu = time.monotonic() - start, cpu_seconds(emulator.pid) - cpu0
         cpu0 = cpu_seconds(emulator.pid)
         _, down_wall, down_cpu, down_rss = run_measured(profile("down") + base + ["--only", "down"])
@@ -171,6 +187,52 @@ def main():
         print(f"sync down: {fetched:,} records, {down_wall:.1f} s against {raw_wall:.1f} s for the raw page fetch "
               f"({down_wall / raw_wall:.2f}×), client {down_cpu:.1f} s CPU, peak {down_rss:.0f} MB; "
               f"emulator {down_org_cpu:.1f} s CPU (raw fetch: {raw_org_cpu:.1f} s)")
+
+        # A Bulk 2.0 query job of the same query, its rows fetched raw (status polled every 0.1 s,
+        # result pages of 50,000 rows as the client asks), then the sync down through one.
+        bulk_soql = pipeline["syncs"][2]["target"]["query"]
+        cpu0, start = cpu_seconds(emulator.pid), time.monotonic()
+        job = call(instance + "/services/data/v62.0/jobs/query", "POST", {"operation": "query", "query": bulk_soql})["id"]
+        while call(instance + f"/services/data/v62.0/jobs/query/{job}")["state"] != "JobComplete":
+            time.sleep(0.1)
+        rows, locator = 0, None
+        while True:
+            text, headers = call(instance + f"/services/data/v62.0/jobs/query/{job}/results?maxRecords=50000"
+                                 + (f"&locator={locator}" if locator else ""), raw=True)
+            rows += max(0, len(list(csv.reader(text.decode().splitlines()))) - 1)
+            locator = headers.get("Sforce-Locator")
+            if not locator or locator == "null":
+                break
+        bulk_raw_wall, bulk_raw_org_cpu = time.monotonic() - start, cpu_seconds(emulator.pid) - cpu0
+        cpu0 = cpu_seconds(emulator.pid)
+        out, bulk_wall, bulk_cpu, bulk_rss = run_measured(base + ["--only", "down-bulk"])
+        bulk_org_cpu = cpu_seconds(emulator.pid) - cpu0
+        report = json.load(open(os.path.join(out.strip().splitlines()[-1], "report.json")))
+        stored = sum(report["stages"][0]["counts"].values())
+        assert rows == fetched and stored == rows, (rows, fetched, report["stages"][0])
+        print(f"sync down through a Bulk query job (into an empty soup): {rows:,} records, {bulk_wall:.1f} s against "
+              f"{bulk_raw_wall:.1f} s for the job's rows fetched raw ({bulk_wall / bulk_raw_wall:.2f}×), client {bulk_cpu:.1f} s CPU, "
+              f"peak {bulk_rss:.0f} MB; emulator {bulk_org_cpu:.1f} s CPU (raw: {bulk_raw_org_cpu:.1f} s)")
+
+        # 1% of the records deleted in the org (not timed), then cleanGhosts beside a raw fetch
+        # of the ids it asks for.
+        gone = ids[::100]
+        for start_index in range(0, len(gone), 200):
+            call(instance + "/services/data/v62.0/composite/sobjects?allOrNone=false&ids="
+                 + ",".join(gone[start_index:start_index + 200]), "DELETE")
+        id_soql = "SELECT Id FROM Account WHERE Name LIKE 'Scale account %'"
+        cpu0, start = cpu_seconds(emulator.pid), time.monotonic()
+        left = len(fetch_pages(id_soql))
+        ids_wall, ids_org_cpu = time.monotonic() - start, cpu_seconds(emulator.pid) - cpu0
+        cpu0 = cpu_seconds(emulator.pid)
+        out, ghost_wall, ghost_cpu, ghost_rss = run_measured(base + ["--only", "ghosts"])
+        ghost_org_cpu = cpu_seconds(emulator.pid) - cpu0
+        report = json.load(open(os.path.join(out.strip().splitlines()[-1], "report.json")))
+        removed = report["stages"][0]["counts"].get("ghostsRemoved", 0)
+        assert removed == len(gone) and left == fetched - len(gone), (removed, len(gone), left, report["stages"][0])
+        print(f"cleanGhosts: {removed:,} ghosts among {fetched:,} entries, {ghost_wall:.1f} s against {ids_wall:.1f} s for the raw "
+              f"fetch of the ids ({ghost_wall / ids_wall:.2f}×), client {ghost_cpu:.1f} s CPU, peak {ghost_rss:.0f} MB; "
+              f"emulator {ghost_org_cpu:.1f} s CPU (raw: {ids_org_cpu:.1f} s)")
 
 
 if __name__ == "__main__":

@@ -86,14 +86,17 @@ import Testing
             let results = try await client.createRecords(names.map { account($0, ["NumberOfEmployees": 7]) }, allOrNone: true)
             #expect(results.allSatisfy { $0.success })
             let before = await bulkRequests(client)
-            let rows = try await collect(client.bulkQuery("SELECT Id, Name, NumberOfEmployees FROM Account WHERE Name LIKE 'BulkQ-%' ORDER BY Name",
+            let rows = try await bulkRows(client.bulkQuery("SELECT Id, Name, NumberOfEmployees FROM Account WHERE Name LIKE 'BulkQ-%' ORDER BY Name",
                                                           maxRecordsPerPage: 2, pollInterval: 0.01))
             #expect(rows.map { $0["Name"] ?? "" } == names)
             #expect(rows.allSatisfy { $0["NumberOfEmployees"] == "7" })
             #expect(Set(rows.compactMap { $0["Id"] }) == Set(results.compactMap(\.id)))
-            // Create, one status poll, four result pages (2 + 2 + 2 + 1).
+            // Create, one status poll, four result pages (2 + 2 + 2 + 1), each knowing the job's size.
             #expect(await bulkRequests(client) - before == 6)
             #expect(await client.usage().byKind["bulkStatus"] == 1, "status polls are counted apart")
+            let pages = try await collect(client.bulkQuery("SELECT Name FROM Account WHERE Name LIKE 'BulkQ-%' ORDER BY Name",
+                                                           maxRecordsPerPage: 3, pollInterval: 0.01))
+            #expect(pages.map(\.rows.count) == [3, 3, 1] && pages.allSatisfy { $0.totalSize == 7 && $0.columns == ["Name"] })
         }
     }
 
@@ -101,11 +104,11 @@ import Testing
         try await withClient { org, client in
             let ids = try await createAccounts(client, count: 3, prefix: "BulkGone")
             _ = try await client.deleteRecords(ids: [ids[0]])
-            let live = try await collect(client.bulkQuery("SELECT Id FROM Account WHERE Name LIKE 'BulkGone-%'", pollInterval: 0.01))
+            let live = try await bulkRows(client.bulkQuery("SELECT Id FROM Account WHERE Name LIKE 'BulkGone-%'", pollInterval: 0.01))
             #expect(live.count == 2)
-            let all = try await collect(client.bulkQuery("SELECT Id FROM Account WHERE Name LIKE 'BulkGone-%'", all: true, pollInterval: 0.01))
+            let all = try await bulkRows(client.bulkQuery("SELECT Id FROM Account WHERE Name LIKE 'BulkGone-%'", all: true, pollInterval: 0.01))
             #expect(all.count == 3)
-            let error = await caught { try await collect(client.bulkQuery("SELECT Id FRM Account", pollInterval: 0.01)) }
+            let error = await caught { try await bulkRows(client.bulkQuery("SELECT Id FRM Account", pollInterval: 0.01)) }
             let apiError = try #require(error as? OrgAPIError)
             #expect(apiError.status == 400)
         }

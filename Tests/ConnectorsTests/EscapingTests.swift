@@ -91,7 +91,7 @@ import Testing
             _ = try await seed(client)
             var query = try SOQLQuery(selecting: ["Name"], from: "Account")
             query.addFilter(try .isIn("Name", Self.tricky))
-            let rows = try await collect(client.bulkQuery(query.description, maxRecordsPerPage: 3, pollInterval: 0.01))
+            let rows = try await bulkRows(client.bulkQuery(query.description, maxRecordsPerPage: 3, pollInterval: 0.01))
             #expect(Set(rows.compactMap { $0["Name"] }) == Set(Self.tricky))
         }
     }

@@ -229,7 +229,7 @@ import Testing
                                                                 body: ["Name": "Dropped Composite"])], allOrNone: true)
             }
             if case .uncertain? = composite as? OrgClientError {} else { Issue.record("expected uncertain, got \(String(describing: composite))") }
-            let bulkQueryRows = try await collect(client.bulkQuery("SELECT Id FROM Account WHERE Name LIKE 'Dropped%'", pollInterval: 0.01))
+            let bulkQueryRows = try await bulkRows(client.bulkQuery("SELECT Id FROM Account WHERE Name LIKE 'Dropped%'", pollInterval: 0.01))
             #expect(bulkQueryRows.count == 3)
             #expect(await client.usage().retries == 0)
             #expect(try await org.received("collections") == 1)
@@ -356,7 +356,7 @@ extension ResilienceTests {
             await record { _ = try await collect(client.query("SELECT Id FRM Account")) }
             await record { _ = try await client.retrieve("Account", id: "001000000000000AAA") }
             await record { _ = try await client.describe("Nope__c") }
-            await record { _ = try await collect(client.bulkQuery("SELECT Id FRM Account", pollInterval: 0.01)) }
+            await record { _ = try await bulkRows(client.bulkQuery("SELECT Id FRM Account", pollInterval: 0.01)) }
             let tree = try await client.tree("Account", records: [["attributes": ["type": "Account", "referenceId": "r"]]])
             errors += tree.errors.values.flatMap { $0 }
             errors += try await client.createRecords([["attributes": ["type": "Account"]]]).flatMap(\.errors)

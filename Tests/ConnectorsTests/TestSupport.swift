@@ -296,3 +296,12 @@ struct JWTFixture {
         try? FileManager.default.removeItem(atPath: seedPath)
     }
 }
+
+/// A Bulk query's rows, every page's, each as column name → cell.
+func bulkRows(_ pages: ProducedSequence<BulkQueryPage>) async throws -> [[String: String]] {
+    var rows: [[String: String]] = []
+    for try await page in pages {
+        for cells in page.rows { rows.append(Dictionary(uniqueKeysWithValues: zip(page.columns, cells))) }
+    }
+    return rows
+}

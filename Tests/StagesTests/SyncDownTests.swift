@@ -291,6 +291,7 @@ import Testing
         #expect(outcome.exitCode == 0, "\(outcome.report.stages[0].error ?? "")")
         #expect(outcome.report.stages[0].byObject == ["Account": ["created": 3]])
         #expect((outcome.report.api.byKind["bulk"] ?? 0) >= 2 && (outcome.report.api.byKind["bulkStatus"] ?? 0) >= 1, "job, status, results")
+        #expect(outcome.report.api.byKind["query"] == nil, "the job's size comes from its status: no COUNT() query")
         let accounts = try await bench.entries("Accounts", pipeline).sorted { ($0["Name"]?.stringValue ?? "") < ($1["Name"]?.stringValue ?? "") }
         #expect(accounts.map { $0["Name"]?.stringValue ?? "" } == ["B0", "B1", "B2"])
         #expect(accounts[0]["Industry"] == .null && accounts[1]["Industry"] == "Energy")

@@ -246,10 +246,12 @@ extension OrgClient {
         return result
     }
 
-    /// Runs a Bulk API 2.0 query job and streams its rows (column name → value), a results page
-    /// at a time, following `Sforce-Locator`.
-    public func bulkQuery(_ soql: String, all: Bool = false, maxRecordsPerPage: Int = 50_000, pollInterval: Double = 0.5)
-        -> ProducedSequence<[String: String]>
+    /// Runs a Bulk API 2.0 query job and streams its results a page at a time (up to
+    /// `maxRecordsPerPage` rows, following `Sforce-Locator`): the next page is fetched while the
+    /// consumer handles the one before. Status polls back off from `pollInterval`, doubling up
+    /// to 10 s.
+    public func bulkQuery(_ soql: String, all: Bool = false, maxRecordsPerPage: Int = 50_000, pollInterval: Double = 0.1)
+        -> ProducedSequence<BulkQueryPage>
     {
         ProducedSequence { yield in
             // Creating a query job twice is harmless (it only reads), so a lost answer may be retried.
@@ -258,8 +260,9 @@ extension OrgClient {
             guard let jobId = created["id"]?.stringValue else { throw OrgClientError.invalidResponse("Bulk query: no job id in the answer") }
             let jobPath = apiPath + "/jobs/query/\(jobId)"
             var wait = pollInterval
+            var info: JSONValue
             while true {
-                let info = try await send(OrgRequest(method: "GET", path: jobPath, kind: "bulkStatus")).json()
+                info = try await send(OrgRequest(method: "GET", path: jobPath, kind: "bulkStatus")).json()
                 let state = info["state"]?.stringValue ?? ""
                 if state == "JobComplete" { break }
                 if state == "Failed" || state == "Aborted" {
@@ -268,31 +271,28 @@ extension OrgClient {
                 try await Task.sleep(for: .seconds(wait))
                 wait = min(wait * 2, 10)
             }
+            let total = info["numberRecordsProcessed"]?.integerValue.map(Int.init)
             var locator: String?
+            var sent = 0
             repeat {
                 var query = [("maxRecords", String(maxRecordsPerPage))]
                 if let locator { query.append(("locator", locator)) }
-                let page = try await send(OrgRequest(method: "GET", path: jobPath + "/results", query: query, kind: "bulk"))
-                let rows = try Self.csvRows(page.text, of: "results")
-                if let header = rows.first {
-                    for cells in rows.dropFirst() {
-                        var row: [String: String] = [:]
-                        for (name, value) in zip(header, cells) { row[name] = value }
-                        try await yield(row)
+                let answer = try await send(OrgRequest(method: "GET", path: jobPath + "/results", query: query, kind: "bulk"))
+                var page = BulkQueryPage(columns: [], rows: [], totalSize: 0)
+                for row in CSVReader(bytes: answer.body) {
+                    switch row {
+                    case .fields(let cells, _) where page.columns.isEmpty: page.columns = cells
+                    case .fields(let cells, _): page.rows.append(cells)
+                    case .malformed(let reason, let line, _):
+                        throw OrgClientError.invalidResponse("Bulk API results: the CSV answer cannot be read (line \(line): \(reason))")
                     }
                 }
-                let next = page.headers["sforce-locator"] ?? "null"
+                let next = answer.headers["sforce-locator"] ?? "null"
                 locator = next == "null" || next.isEmpty ? nil : next
+                sent += page.rows.count
+                page.totalSize = max(total ?? 0, sent)
+                if !page.rows.isEmpty || locator == nil { try await yield(page) }
             } while locator != nil
-        }
-    }
-
-    /// The rows of a Bulk API CSV answer; one that cannot be read is an invalid response.
-    static func csvRows(_ text: String, of what: String) throws -> [[String]] {
-        do {
-            return try CSVReader.rows(of: text)
-        } catch {
-            throw OrgClientError.invalidResponse("Bulk API \(what): the CSV answer cannot be read (\(error))")
         }
     }
 }

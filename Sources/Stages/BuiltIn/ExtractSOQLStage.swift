@@ -67,12 +67,14 @@ public struct ExtractSOQLStage: Stage {
         }
         do {
             if bulk {
-                for try await row in client.bulkQuery(query.description, all: includeDeleted) {
-                    var record: JSONObject = ["attributes": ["type": .string(object)]]
-                    for (name, value) in row.sorted(by: { $0.key < $1.key }) { record[name] = value.isEmpty ? .null : .string(value) }
-                    batch.append(.object(record))
-                    if batch.count >= 1000 { try await flush() }
-                    if context.shouldStop { break }
+                pages: for try await page in client.bulkQuery(query.description, all: includeDeleted) {
+                    for row in page.rows {
+                        var record: JSONObject = ["attributes": ["type": .string(object)]]
+                        for (name, value) in zip(page.columns, row) { record[name] = value.isEmpty ? .null : .string(value) }
+                        batch.append(.object(record))
+                        if batch.count >= 1000 { try await flush() }
+                        if context.shouldStop { break pages }
+                    }
                 }
             } else {
                 for try await record in client.query(query, all: includeDeleted, batchSize: batchSize) {

@@ -125,27 +125,34 @@ struct SyncDownEngine {
         }
     }
 
-    /// The pages of a Bulk 2.0 query job: its size from a COUNT() query, its rows as the text Bulk
-    /// returns (empty = null), 2,000 to a page, one page held at a time.
+    /// The pages of a Bulk 2.0 query job: its rows as the text Bulk returns (empty = null),
+    /// 2,000 to a page, its size the job's row count; the job's next results page is fetched
+    /// while these are stored.
     private func bulkPages(of query: SyncDownQuery) -> ProducedSequence<QueryPage> {
         let client = context.client
         return ProducedSequence { yield in
-            var counting = query.query
-            counting.select = [.count]
-            counting.orderBy = []
-            let total = try await client.count(counting.description)
+            let type: JSONValue = ["type": .string(query.query.from.name)]
             let fields = query.query.select.compactMap { $0.fieldPath?.description }
-            var page: [JSONObject] = []
-            for try await row in client.bulkQuery(query.query.description) {
-                var record: JSONObject = ["attributes": ["type": .string(query.query.from.name)]]
-                for field in fields { record[field] = row[field].flatMap { $0.isEmpty ? nil : JSONValue.string($0) } ?? .null }
-                page.append(record)
-                if page.count == 2000 {
-                    try await yield(QueryPage(totalSize: total, records: page))
-                    page = []
+            for try await results in client.bulkQuery(query.query.description) {
+                // Each field's cell by position in this page's header (a field the org did not
+                // return is null).
+                let cells = fields.map { field in results.columns.firstIndex(of: field) }
+                var records: [JSONObject] = []
+                records.reserveCapacity(min(results.rows.count, 2000))
+                for row in results.rows {
+                    var record: JSONObject = ["attributes": type]
+                    record.reserveCapacity(fields.count + 1)
+                    for (field, cell) in zip(fields, cells) {
+                        record[field] = cell.flatMap { $0 < row.count && !row[$0].isEmpty ? JSONValue.string(row[$0]) : nil } ?? .null
+                    }
+                    records.append(record)
+                    if records.count == 2000 {
+                        try await yield(QueryPage(totalSize: results.totalSize, records: records))
+                        records.removeAll(keepingCapacity: true)
+                    }
                 }
+                if !records.isEmpty || results.totalSize == 0 { try await yield(QueryPage(totalSize: results.totalSize, records: records)) }
             }
-            if !page.isEmpty || total == 0 { try await yield(QueryPage(totalSize: total, records: page)) }
         }
     }
 }
