@@ -111,6 +111,7 @@ let package = Package(
             name: "OrgEmulatorTests",
             dependencies: [
                 "OrgEmulator", "SOQL", "JSON",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
             ]),

@@ -16,6 +16,7 @@ import os
 import selectors
 import subprocess
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 
@@ -164,8 +165,11 @@ def main():
             request.add_header("Authorization", "Bearer " + token)
             if body is not None:
                 request.add_header("Content-Type", "application/json")
-            with urllib.request.urlopen(request) as answer:
-                return (answer.read(), answer.headers) if raw else json.loads(answer.read())
+            try:
+                with urllib.request.urlopen(request) as answer:
+                    return (answer.read(), answer.headers) if raw else json.loads(answer.read())
+            except urllib.error.HTTPError as error:
+                raise SystemExit(f"{method} {url[:200]}: HTTP {error.code}: {error.read().decode()[:2000]}")
 
         def fetch_pages(soql):
             """Every page of a REST query read one after another; the ids it returned."""

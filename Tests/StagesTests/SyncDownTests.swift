@@ -1,8 +1,10 @@
 import Connectors
+import Formats
 import Foundation
 import JSON
 import Soups
 import Stages
+import Synchronization
 import Testing
 
 /// `syncDown`, `resync` and `cleanGhosts`, end to end over the emulator.
@@ -246,6 +248,34 @@ import Testing
         #expect(second.report.stages[0].byObject == ["Account": ["ghostsRemoved": 2]])
         let names = Set(try await bench.entries("Accounts", both).compactMap { $0["Name"]?.stringValue })
         #expect(names == ["E dirty!", "E kept", "Globex"], "Globex (seeded, Energy) still exists in the org")
+    }
+
+    /// A custom target's ghost predicate on whole entries (`isGhost:`) sees every member of each
+    /// clean entry of its sync; the built-in targets' id predicate (`isGhostId:`) is given ids.
+    @Test func ghostSweepsGiveWholeEntriesOrIds() async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        let syncs = """
+            [ { "syncName": "w", "syncType": "syncDown", "soupName": "Accounts",
+                "target": { "type": "soql", "query": "SELECT Id, Name, Industry, LastModifiedDate FROM Account WHERE Name LIKE 'W %'" } } ]
+            """
+        let pipeline = try bench.pipeline(syncs: syncs, stages: #"[ { "id": "down", "type": "syncDown", "sync": "w" } ]"#)
+        let banking = try await bench.client.create("Account", ["Name": "W bank", "Industry": "Banking"])
+        let energy = try await bench.client.create("Account", ["Name": "W energy", "Industry": "Energy"])
+        #expect(try await bench.run(pipeline).exitCode == 0)
+        let store = try SoupStore(path: pipeline.store)
+        defer { try? store.close() }
+        let syncId = try await store.sync(named: "w").id
+        let seen = Mutex<[String]>([])
+        let byIndustry = try await GhostSweep.remove(in: store, soup: "Accounts", syncId: syncId, object: "Account") { entry in
+            seen.withLock { $0.append(entry["Name"]?.stringValue ?? "?") }
+            return entry["Industry"] == "Banking"
+        }
+        #expect(byIndustry.counts == ["ghostsRemoved": 1] && seen.withLock { $0.sorted() } == ["W bank", "W energy"])
+        let byId = try await GhostSweep.remove(in: store, soup: "Accounts", syncId: syncId, object: "Account",
+                                               isGhostId: { $0 == SalesforceId.key(.string(energy)) })
+        #expect(byId.counts == ["ghostsRemoved": 1])
+        #expect(try await store.entries(in: "Accounts").isEmpty, "\(banking) and \(energy) both swept")
     }
 
     @Test func parentChildrenGhostsTakeTheirChildrenAndSpareDirtyTrees() async throws {

@@ -59,6 +59,10 @@ actor OrgEngine {
             try RecordStore.indexLookupFields(db, seed.schema.objects.flatMap { object in
                 object.fields.filter { ($0.unique || $0.externalId || $0.idLookup) && $0.name != "Id" }.map { (object.name, $0.name) }
             })
+            // Not the owner, audit and record type fields (every record holds them; users and record types are not deleted).
+            try RecordStore.indexReferenceFields(db, seed.schema.objects.flatMap { object in
+                object.fields.filter { !$0.referenceTargets.allSatisfy { ["User", "Group", "RecordType"].contains($0) } }.map { (object.name, $0.name) }
+            })
         }
         let token = accessToken ?? String(organizationId.prefix(15)) + "!" + Self.randomToken()
         self.seed = seed

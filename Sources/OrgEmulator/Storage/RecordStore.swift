@@ -114,6 +114,27 @@ final class RecordStore: Sendable {
         }
     }
 
+    /// The SQL of a record's reference `field` value, as children are found by it and its index
+    /// spells it.
+    static func referenceExpression(_ field: String) -> String {
+        "json_extract(data, '$.\(escapingQuotes(field))')"
+    }
+
+    /// A partial index per object and reference field, over the records that hold a value (led by
+    /// the type and deletion columns, so SQLite prefers it to the type index however many parents
+    /// are asked for): a record's children (a delete's cascade, a parent-children query's subquery) are then found
+    /// by a seek, not a scan of every record of their type — which made deleting many parents,
+    /// or paging through many, quadratic in the org's size.
+    static func indexReferenceFields(_ db: Database, _ fields: [(type: String, field: String)]) throws {
+        for (type, field) in fields {
+            let name = "records_ref_\(type.count)_" + String("\(type)_\(field)".unicodeScalars.map { CharacterSet.alphanumerics.contains($0) ? Character($0) : "_" })
+            try db.execute(sql: """
+                CREATE INDEX IF NOT EXISTS "\(name)" ON records (type, isDeleted, \(referenceExpression(field)))
+                WHERE type = \(literal(type)) AND \(referenceExpression(field)) IS NOT NULL
+                """)
+        }
+    }
+
     /// Ids of live records of `type` whose `field` equals `value` (case-insensitively), but `excluding`.
     static func ids(_ db: Database, type: String, field: String, equalTo value: String, excluding: String? = nil, limit: Int) throws -> [String] {
         // The type written out too, so SQLite sees that the object's partial index applies.
@@ -168,15 +189,22 @@ final class RecordStore: Sendable {
         let names = keeping.map(JSONParser.MemberNames.init)
         for start in stride(from: 0, to: parentIds.count, by: 500) {
             let chunk = Array(parentIds[start..<min(start + 500, parentIds.count)])
-            records += try Row.fetchAll(
-                db, sql: """
-                    SELECT \(columns) FROM records WHERE type = ? AND isDeleted = 0
-                    AND json_extract(data, ?) IN (\(chunk.map { _ in "?" }.joined(separator: ",")))
-                    ORDER BY id
-                    """, arguments: StatementArguments([type, "$.\(field)"] + chunk)
-            ).map { row in try decode(row, keeping: names) }
+            records += try Row.fetchAll(db, sql: childrenSQL(type: type, field: field, count: chunk.count), arguments: StatementArguments(chunk))
+                .map { row in try decode(row, keeping: names) }
         }
-        return records
+        // Ordered here, not in SQL: an ORDER BY id makes SQLite walk every record of the type
+        // through the type index instead of seeking the reference's.
+        return records.sorted { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) }
+    }
+
+    /// The query ``fetchChildren(_:type:field:parentIds:keeping:)`` runs for `count` parent ids:
+    /// the type and the path written out, so SQLite sees that the reference's index applies.
+    static func childrenSQL(type: String, field: String, count: Int) -> String {
+        let reference = referenceExpression(field)
+        return """
+            SELECT \(columns) FROM records WHERE type = \(literal(type)) AND isDeleted = 0
+            AND \(reference) IS NOT NULL AND \(reference) IN (\(Array(repeating: "?", count: count).joined(separator: ",")))
+            """
     }
 
     /// Counts of live records per type.

@@ -78,8 +78,10 @@ extension SoupStore {
     }
 
     /// Entries in `_soupEntryId` order, a page of `limit` after `afterId`; `syncId` narrows to the
-    /// entries a given sync wrote.
-    public func entries(in soupName: String, afterId: Int64 = 0, limit: Int = 1000, syncId: Int64? = nil) async throws -> [JSONObject] {
+    /// entries a given sync wrote. With `keeping`, each entry holds only those members (and
+    /// `_soupEntryId`): the others are stepped over, not built.
+    public func entries(in soupName: String, afterId: Int64 = 0, limit: Int = 1000, syncId: Int64? = nil,
+                        keeping keys: Set<String>? = nil) async throws -> [JSONObject] {
         let texts = try await pool.read { db in
             let table = try SoupTable.load(db, soupName: soupName)
             let filter = syncId == nil ? "" : "AND _syncId = \(syncId!)"
@@ -87,8 +89,12 @@ extension SoupStore {
                 db, sql: "SELECT id, soup FROM \(table.tableName) WHERE id > ? \(filter) ORDER BY id LIMIT ?",
                 arguments: [afterId, Int64(limit)])
         }
-        // Parsed after the read, on every core.
-        return try await texts.concurrentMap(Self.decodeEntry)
+        guard let keys else {
+            // Parsed after the read, on every core.
+            return try await texts.concurrentMap(Self.decodeEntry)
+        }
+        let names = JSONParser.MemberNames(keys.union([SyncField.soupEntryId]))
+        return try texts.map { try JSONParser.parseObject($0, keeping: names) }
     }
 
     /// Entry counts of a soup: all, dirty, and failed (dirty with a `__last_error__`).

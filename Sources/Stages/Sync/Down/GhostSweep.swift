@@ -9,14 +9,32 @@ public enum GhostSweep {
     /// those whose `idField` is in `sparing` (records a dirty entry refers to) and those `keeping`
     /// protects (given each page's candidates); returns `ghostsRemoved` for `object`.
     public static func remove(in store: SoupStore, soup: String, syncId: Int64, object: String,
-                       sparing: Set<String> = [], idField: String = "Id",
-                       keeping: @Sendable ([JSONObject]) async throws -> Set<Int64> = { _ in [] },
-                       isGhost: @Sendable (JSONObject) -> Bool) async throws -> StageResult {
+                              sparing: Set<String> = [], idField: String = "Id",
+                              keeping: @Sendable ([JSONObject]) async throws -> Set<Int64> = { _ in [] },
+                              isGhost: @Sendable (JSONObject) -> Bool) async throws -> StageResult {
+        try await sweep(store, soup: soup, syncId: syncId, object: object, sparing: sparing, idField: idField, reading: nil,
+                        keeping: keeping, isGhost: isGhost)
+    }
+
+    /// ``remove(in:soup:syncId:object:sparing:idField:keeping:isGhost:)`` for ghosts told by their
+    /// id alone (``SalesforceId/key(_:)``): each entry's id and sync flags are read, not the whole
+    /// entry — the candidates `keeping` is given hold `_soupEntryId`, `idField` and the flags only.
+    public static func remove(in store: SoupStore, soup: String, syncId: Int64, object: String,
+                              sparing: Set<String> = [], idField: String = "Id",
+                              keeping: @Sendable ([JSONObject]) async throws -> Set<Int64> = { _ in [] },
+                              isGhostId: @Sendable (String) -> Bool) async throws -> StageResult {
+        try await sweep(store, soup: soup, syncId: syncId, object: object, sparing: sparing, idField: idField,
+                        reading: Set(SyncField.flags + [idField]), keeping: keeping) { isGhostId(SalesforceId.key($0[idField])) }
+    }
+
+    private static func sweep(_ store: SoupStore, soup: String, syncId: Int64, object: String, sparing: Set<String>, idField: String,
+                              reading keys: Set<String>?, keeping: @Sendable ([JSONObject]) async throws -> Set<Int64>,
+                              isGhost: @Sendable (JSONObject) -> Bool) async throws -> StageResult {
         var result = StageResult()
         result.add(StageCounts.ghostsRemoved, 0, object: object)
         var afterId: Int64 = 0
         while true {
-            let page = try await store.entries(in: soup, afterId: afterId, limit: 2000, syncId: syncId)
+            let page = try await store.entries(in: soup, afterId: afterId, limit: 2000, syncId: syncId, keeping: keys)
             guard let last = page.last?.soupEntryId else { return result }
             afterId = last
             let candidates = page.filter { !$0.isDirty && !sparing.contains(SalesforceId.key($0[idField])) && isGhost($0) }

@@ -189,12 +189,11 @@ public struct ParentChildrenSyncDownTarget: SyncDownTarget {
                 return Set(candidates.filter { entry in entry[idField].flatMap { kids[$0] }?.contains(where: \.isDirty) ?? false }
                     .compactMap(\.soupEntryId))
             },
-            isGhost: { !parentsKept.contains(SalesforceId.key($0[idField])) })
+            isGhostId: { !parentsKept.contains($0) })
         let childIdField = children.idFieldName
         let childResult = try await GhostSweep.remove(in: store, soup: childSoup, syncId: context.syncId, object: children.sobjectType,
-                                                      sparing: context.referencedByDirty, idField: childIdField) {
-            !childrenKept.contains(SalesforceId.key($0[childIdField]))
-        }
+                                                      sparing: context.referencedByDirty, idField: childIdField,
+                                                      isGhostId: { !childrenKept.contains($0) })
         for (object, counts) in childResult.byObject { for (key, value) in counts { result.add(key, value, object: object) } }
         return result
     }

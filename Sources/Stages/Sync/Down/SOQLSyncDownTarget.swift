@@ -86,11 +86,9 @@ public struct SOQLSyncDownTarget: SyncDownTarget {
         for try await page in context.client.queryPages(idsQuery) {
             for record in page.records { remote.insert(SalesforceId.key(record[idFieldName])) }
         }
-        let remoteIds = remote, idField = idFieldName
+        let remoteIds = remote
         return try await GhostSweep.remove(in: context.store, soup: soupName, syncId: context.syncId, object: query.from.name,
-                                           sparing: context.referencedByDirty, idField: idField) { entry in
-            !remoteIds.contains(SalesforceId.key(entry[idField]))
-        }
+                                           sparing: context.referencedByDirty, idField: idFieldName, isGhostId: { !remoteIds.contains($0) })
     }
 }
 
