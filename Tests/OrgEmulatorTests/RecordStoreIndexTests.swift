@@ -36,3 +36,18 @@ struct RecordStoreIndexTests {
         }
     }
 }
+
+extension RecordStoreIndexTests {
+    /// The sample seed's org indexes the references children are found by — not the owner,
+    /// audit and record type fields every record holds.
+    @Test func theSeedsReferencesAreIndexed() async throws {
+        let engine = try OrgEngine(seed: try OrgSeed.load(path: sampleSeedPath), databasePath: nil, accessToken: nil)
+        let names = try await engine.store.queue.read { db in
+            try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'records_ref_%'")
+        }
+        for expected in ["records_ref_7_Contact_AccountId", "records_ref_7_Account_ParentId", "records_ref_4_Task_WhatId"] {
+            #expect(names.contains(expected), "\(expected) in \(names)")
+        }
+        #expect(!names.contains { $0.hasSuffix("_CreatedById") || $0.hasSuffix("_OwnerId") || $0.hasSuffix("_RecordTypeId") }, "\(names)")
+    }
+}

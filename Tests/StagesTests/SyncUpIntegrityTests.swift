@@ -150,6 +150,46 @@ import Testing
         try await Self.expectExact(4, prefix: "Z", contacts: 1, bench: bench, pipeline)
     }
 
+    /// Stopped while the first part of a page of three is at the org: the parts waiting on it
+    /// never leave (one write request reaches the org), the run reports stopped, and the next run
+    /// settles the part in flight and sends the rest — each record once.
+    @Test func aStopWhileAPageIsInPartsSendsNoFurtherPart() async throws {
+        let bench = try await SyncHarness(requestDeadlineSeconds: 3)
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: Self.sync, stages: Self.stages("collections"))
+        // 330 trees of 1 + 5: three requests of 160, 160 and 10 trees, so three parts.
+        try await Self.putTrees(330, prefix: "P", contacts: 5, bench: bench, pipeline)
+        try await bench.setFaults(["writeLatencyMs": 1500])
+        final class StopOnceTheOrgHasTheWrite: RunObserver {
+            let control = RunControl()
+            let client: SalesforceClient
+            init(client: SalesforceClient) { self.client = client }
+            func handle(_ event: RunEvent, at date: Date) {
+                guard case .progress(_, "trees"?, "RUNNING", 0, let total) = event, total > 0 else { return }
+                Task { [control, client] in
+                    for _ in 0..<500 {
+                        let stats = try? await client.send(.json("GET", "/emulator/stats", .null, kind: "admin")).json()
+                        if (stats?["requests"]?["writes"]?.integerValue ?? 0) >= 1 { break }
+                        try? await Task.sleep(for: .milliseconds(20))
+                    }
+                    control.requestStop(exitCode: 143)
+                }
+            }
+        }
+        let observer = StopOnceTheOrgHasTheWrite(client: bench.client)
+        let first = try await SyncDownResumeTests.run(pipeline, in: bench, observer: observer, control: observer.control)
+        #expect(first.exitCode == 143 && first.report.stages[0].status != .succeeded, "\(first.report.stages[0])")
+        let stats = try await bench.client.send(.json("GET", "/emulator/stats", .null, kind: "admin")).json()
+        #expect(stats["requests"]?["writes"]?.integerValue == 1, "no part left after the stop: \(stats)")
+        #expect(try await SoupStore.openForReading(path: pipeline.store).sync(named: "trees").status == .stopped)
+        try await bench.setFaults([:])
+        try await Task.sleep(for: .seconds(3.5))
+        let second = try await bench.run(pipeline)
+        #expect(second.exitCode == 0, "\(second.report.stages[0])")
+        #expect(Self.created(first) + Self.created(second) == 330 * 6)
+        try await Self.expectExact(330, prefix: "P", contacts: 5, bench: bench, pipeline)
+    }
+
     @Test(arguments: ["composite", "collections"])
     func aChildIsNeverTakenFromAnotherTree(strategy: String) async throws {
         let bench = try await SyncHarness()

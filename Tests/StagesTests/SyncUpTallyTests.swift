@@ -3,7 +3,7 @@ import Testing
 
 @testable import Stages
 
-/// A sync up's tally across pages and the two parts of a page: a record left pending (uncertain)
+/// A sync up's tally across pages and the parts of a page: a record left pending (uncertain)
 /// by an earlier round and settled in a later one is counted once, not also as uncertain.
 struct SyncUpTallyTests {
     typealias Tally = SyncUpEngine.Tally

@@ -4,8 +4,7 @@ public struct BulkQueryPage: Sendable {
     public var columns: [String]
     /// The page's rows, one cell per column: text as the org wrote it, empty for null.
     public var rows: [[String]]
-    /// The job's row count (`numberRecordsProcessed` once complete), or the rows sent so far when
-    /// the org did not say.
+    /// The job's row count (`numberRecordsProcessed` once complete), or -1 when the org did not say.
     public var totalSize: Int
 
     public init(columns: [String], rows: [[String]], totalSize: Int) {

@@ -290,7 +290,7 @@ extension OrgClient {
                 let next = answer.headers["sforce-locator"] ?? "null"
                 locator = next == "null" || next.isEmpty ? nil : next
                 sent += page.rows.count
-                page.totalSize = max(total ?? 0, sent)
+                page.totalSize = total.map { max($0, sent) } ?? -1
                 if !page.rows.isEmpty || locator == nil { try await yield(page) }
             } while locator != nil
         }

@@ -33,7 +33,7 @@ struct SyncDownEngine {
                 var first = true
                 func store(_ page: QueryPage) async throws -> Bool {
                     if first {
-                        total += page.totalSize
+                        total += max(0, page.totalSize)
                         try await writes.settle()
                         try await tracker.setTotalSize(total)
                         first = false
@@ -134,16 +134,22 @@ struct SyncDownEngine {
             let type: JSONValue = ["type": .string(query.query.from.name)]
             let fields = query.query.select.compactMap { $0.fieldPath?.description }
             for try await results in client.bulkQuery(query.query.description) {
-                // Each field's cell by position in this page's header (a field the org did not
-                // return is null).
-                let cells = fields.map { field in results.columns.firstIndex(of: field) }
+                // Each field's cell by position in this page's header, its name matched without
+                // case; a field the org did not return fails the sync (stored as null, it would
+                // erase the local value).
+                let cells = try fields.map { field in
+                    guard let cell = results.columns.firstIndex(where: { $0.caseInsensitiveCompare(field) == .orderedSame }) else {
+                        throw OrgClientError.invalidResponse("Bulk query results: no column for \(field) (columns: \(results.columns.joined(separator: ", ")))")
+                    }
+                    return cell
+                }
                 var records: [JSONObject] = []
                 records.reserveCapacity(min(results.rows.count, 2000))
                 for row in results.rows {
                     var record: JSONObject = ["attributes": type]
                     record.reserveCapacity(fields.count + 1)
                     for (field, cell) in zip(fields, cells) {
-                        record[field] = cell.flatMap { $0 < row.count && !row[$0].isEmpty ? JSONValue.string(row[$0]) : nil } ?? .null
+                        record[field] = cell < row.count && !row[cell].isEmpty ? .string(row[cell]) : .null
                     }
                     records.append(record)
                     if records.count == 2000 {

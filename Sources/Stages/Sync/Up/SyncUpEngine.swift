@@ -222,7 +222,7 @@ struct SyncUpEngine {
         guard let first = SyncUpPacker(transport: transport).phases(operations).first, first.count > 1 else { return [] }
         // The last part one request: its save is the one the org does not work beside.
         let parts = min(Self.overlapParts, first.count)
-        let evenly = (1..<(parts - 1)).map { ((first.count - 1) * $0 + parts - 2) / (parts - 1) }
+        let evenly = (1..<max(1, parts - 1)).map { ((first.count - 1) * $0 + parts - 2) / (parts - 1) }
         var cuts: [Int] = []
         for cutRequest in evenly + [first.count - 1] {
             let cut = first[cutRequest].operations.map(\.key.tree).min() ?? 0
@@ -250,11 +250,12 @@ struct SyncUpEngine {
             return run
         }
         // Each part leaves once the org has answered the writes of the part before it (and that
-        // part's read of new dates is on its way), so the org works on it while the client saves
-        // the one before (sent at once, its writes would come before the earlier part's read of
-        // new dates: the org answers one request at a time). A part does not leave at all when
-        // the one before it stopped first (a spent API budget, a refused login, a failed store)
-        // or the run is being cancelled: as a page, nothing more is sent then.
+        // part's read of new dates is on its way, most likely ahead of it), so the org works on it
+        // while the client saves the one before (sent at once, its writes would come before the
+        // earlier part's read of new dates: the org answers one request at a time). A part does
+        // not leave at all when the writes of the one before it stopped (a spent API budget, a
+        // refused login) or the run is being cancelled: as a page, nothing more is sent then. A
+        // part whose read of new dates fails is not saved: the journal settles it next run.
         let bounds = [0] + cuts + [trees.count]
         let signals = cuts.map { _ in AsyncStream<Void>.makeStream() }
         @Sendable func sync(_ part: Int) async -> PageRun {
@@ -265,9 +266,10 @@ struct SyncUpEngine {
             if part > 0 {
                 var leaves = false
                 for await _ in signals[part - 1].stream { leaves = true }
-                guard leaves else { return PageRun(tally: tally, count: 0) }
-                // Cancelled with its trees unsent: the page (and the sync) did not finish.
+                // Cancelled with its trees unsent (a cancelled wait ends without the signal): the
+                // page (and the sync) did not finish.
                 guard !Task.isCancelled else { return PageRun(tally: tally, error: CancellationError(), count: 0) }
+                guard leaves else { return PageRun(tally: tally, count: 0) }
             }
             var answered: (@Sendable () -> Void)?
             if let next {
