@@ -120,22 +120,6 @@ import Testing
         try await Self.putTrees(4, prefix: "Z", contacts: 1, bench: bench, pipeline)
         // The write commits 1.5 s after it arrives; the run is stopped as soon as the org has it.
         try await bench.setFaults(["writeLatencyMs": 1500])
-        final class StopOnceTheOrgHasTheWrite: RunObserver {
-            let control = RunControl()
-            let client: SalesforceClient
-            init(client: SalesforceClient) { self.client = client }
-            func handle(_ event: RunEvent, at date: Date) {
-                guard case .progress(_, "trees"?, "RUNNING", 0, let total) = event, total > 0 else { return }
-                Task { [control, client] in
-                    for _ in 0..<500 {
-                        let stats = try? await client.send(.json("GET", "/emulator/stats", .null, kind: "admin")).json()
-                        if (stats?["requests"]?["writes"]?.integerValue ?? 0) >= 1 { break }
-                        try? await Task.sleep(for: .milliseconds(20))
-                    }
-                    control.requestStop(exitCode: 143)
-                }
-            }
-        }
         let observer = StopOnceTheOrgHasTheWrite(client: bench.client)
         let first = try await SyncDownResumeTests.run(pipeline, in: bench, observer: observer, control: observer.control)
         #expect(first.exitCode == 143)
@@ -160,22 +144,6 @@ import Testing
         // 330 trees of 1 + 5: three requests of 160, 160 and 10 trees, so three parts.
         try await Self.putTrees(330, prefix: "P", contacts: 5, bench: bench, pipeline)
         try await bench.setFaults(["writeLatencyMs": 1500])
-        final class StopOnceTheOrgHasTheWrite: RunObserver {
-            let control = RunControl()
-            let client: SalesforceClient
-            init(client: SalesforceClient) { self.client = client }
-            func handle(_ event: RunEvent, at date: Date) {
-                guard case .progress(_, "trees"?, "RUNNING", 0, let total) = event, total > 0 else { return }
-                Task { [control, client] in
-                    for _ in 0..<500 {
-                        let stats = try? await client.send(.json("GET", "/emulator/stats", .null, kind: "admin")).json()
-                        if (stats?["requests"]?["writes"]?.integerValue ?? 0) >= 1 { break }
-                        try? await Task.sleep(for: .milliseconds(20))
-                    }
-                    control.requestStop(exitCode: 143)
-                }
-            }
-        }
         let observer = StopOnceTheOrgHasTheWrite(client: bench.client)
         let first = try await SyncDownResumeTests.run(pipeline, in: bench, observer: observer, control: observer.control)
         #expect(first.exitCode == 143 && first.report.stages[0].status != .succeeded, "\(first.report.stages[0])")
@@ -444,5 +412,23 @@ import Testing
         #expect(outcome.report.stages[0].counts["failed"] == 1)
         let entry = try await bench.entries("Contacts", pipeline).first { $0["LastName"] == "Orphan" }
         #expect(entry?.isDirty == true && entry?.lastErrorCode == "UNRESOLVED_REFERENCE")
+    }
+}
+
+/// Stops the run (SIGTERM's exit code) as soon as the org has received the sync up's first write.
+private final class StopOnceTheOrgHasTheWrite: RunObserver {
+    let control = RunControl()
+    let client: SalesforceClient
+    init(client: SalesforceClient) { self.client = client }
+    func handle(_ event: RunEvent, at date: Date) {
+        guard case .progress(_, "trees"?, "RUNNING", 0, let total) = event, total > 0 else { return }
+        Task { [control, client] in
+            for _ in 0..<500 {
+                let stats = try? await client.send(.json("GET", "/emulator/stats", .null, kind: "admin")).json()
+                if (stats?["requests"]?["writes"]?.integerValue ?? 0) >= 1 { break }
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+            control.requestStop(exitCode: 143)
+        }
     }
 }
