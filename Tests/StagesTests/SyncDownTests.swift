@@ -329,6 +329,33 @@ import Testing
         let sync = try await SoupStore.openForReading(path: pipeline.store).sync(named: "bulk")
         #expect(sync.status == .done && sync.totalSize == 3 && sync.maxTimeStamp > 0)
     }
+    /// A Bulk query job's rows are stored 2,000 to a page, every page of its results read, the
+    /// sync's size the job's own.
+    @Test func aBulkQueryOfManyRowsIsStoredInPages() async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        let syncs = """
+            [ { "syncName": "bulk", "syncType": "syncDown", "soupName": "Accounts",
+                "target": { "type": "soql", "query": "SELECT Name, Industry FROM Account WHERE Name LIKE 'Many %'", "bulk": true } } ]
+            """
+        let pipeline = try bench.pipeline(syncs: syncs, stages: #"[ { "id": "down", "type": "syncDown", "sync": "bulk" } ]"#)
+        for start in stride(from: 0, to: 2_500, by: 200) {
+            let results = try await bench.client.createRecords((start..<min(start + 200, 2_500)).map {
+                ["attributes": ["type": "Account"], "Name": .string("Many \($0)"), "Industry": "Energy"]
+            })
+            #expect(results.allSatisfy { $0.success })
+        }
+        let outcome = try await bench.run(pipeline)
+        #expect(outcome.exitCode == 0, "\(outcome.report.stages[0].error ?? "")")
+        #expect(outcome.report.stages[0].byObject == ["Account": ["created": 2_500]])
+        let accounts = try await bench.entries("Accounts", pipeline)
+        #expect(accounts.count == 2_500 && Set(accounts.compactMap { $0["Name"]?.stringValue }).count == 2_500)
+        let store = try SoupStore.openForReading(path: pipeline.store)
+        defer { try? store.close() }
+        let sync = try await store.sync(named: "bulk")
+        #expect(sync.status == .done && sync.totalSize == 2_500 && sync.progress == 100)
+    }
+
     /// A page is written while the next is read and merged: a record of the page under way that
     /// comes again in the next one is read once written, so it is stored once (updated, not
     /// created twice). Records fold onto 200 ids here, the second page's onto the first's.
