@@ -307,14 +307,19 @@ import Testing
         #expect(left.filter { $0["AccountId"]?.stringValue == thinned }.count == 1)
     }
 
+    /// A pipeline of one `syncDown` stage whose sync, `bulk`, runs `query` as a Bulk query job
+    /// into the Accounts soup.
+    static func bulkSyncDown(_ bench: SyncHarness, query: String) throws -> PipelineDefinition {
+        try bench.pipeline(syncs: """
+            [ { "syncName": "bulk", "syncType": "syncDown", "soupName": "Accounts",
+                "target": { "type": "soql", "query": "\(query)", "bulk": true } } ]
+            """, stages: #"[ { "id": "down", "type": "syncDown", "sync": "bulk" } ]"#)
+    }
+
     @Test func aBulkQueryFeedsASyncDown() async throws {
         let bench = try await SyncHarness()
         defer { Task { await bench.close() } }
-        let syncs = """
-            [ { "syncName": "bulk", "syncType": "syncDown", "soupName": "Accounts",
-                "target": { "type": "soql", "query": "SELECT Name, Industry FROM Account WHERE Name LIKE 'B%'", "bulk": true } } ]
-            """
-        let pipeline = try bench.pipeline(syncs: syncs, stages: #"[ { "id": "down", "type": "syncDown", "sync": "bulk" } ]"#)
+        let pipeline = try Self.bulkSyncDown(bench, query: "SELECT Name, Industry FROM Account WHERE Name LIKE 'B%'")
         _ = try await bench.client.createRecords((0..<3).map { ["attributes": ["type": "Account"], "Name": .string("B\($0)"),
                                                                 "Industry": $0 == 0 ? .null : "Energy"] })
         let outcome = try await bench.run(pipeline)
@@ -334,11 +339,7 @@ import Testing
     @Test func aBulkQueryOfManyRowsIsStoredInPages() async throws {
         let bench = try await SyncHarness()
         defer { Task { await bench.close() } }
-        let syncs = """
-            [ { "syncName": "bulk", "syncType": "syncDown", "soupName": "Accounts",
-                "target": { "type": "soql", "query": "SELECT Name, Industry FROM Account WHERE Name LIKE 'Many %'", "bulk": true } } ]
-            """
-        let pipeline = try bench.pipeline(syncs: syncs, stages: #"[ { "id": "down", "type": "syncDown", "sync": "bulk" } ]"#)
+        let pipeline = try Self.bulkSyncDown(bench, query: "SELECT Name, Industry FROM Account WHERE Name LIKE 'Many %'")
         for start in stride(from: 0, to: 2_500, by: 200) {
             let results = try await bench.client.createRecords((start..<min(start + 200, 2_500)).map {
                 ["attributes": ["type": "Account"], "Name": .string("Many \($0)"), "Industry": "Energy"]

@@ -55,8 +55,7 @@ extension SoupStore {
     /// `_soupEntryId`): the others are stepped over, not built — for walking many entries for a field
     /// or two.
     public func dirtyEntries(in soupName: String, afterId: Int64 = 0, limit: Int = 1000, keeping keys: Set<String>) async throws -> [JSONObject] {
-        let names = JSONParser.MemberNames(keys.union([SyncField.soupEntryId]))
-        return try await dirtyTexts(in: soupName, afterId: afterId, limit: limit).map { try JSONParser.parseObject($0, keeping: names) }
+        try Self.decodeEntries(try await dirtyTexts(in: soupName, afterId: afterId, limit: limit), keeping: keys)
     }
 
     /// The stored JSON of the dirty entries after `afterId`, in id order.
@@ -93,6 +92,11 @@ extension SoupStore {
             // Parsed after the read, on every core.
             return try await texts.concurrentMap(Self.decodeEntry)
         }
+        return try Self.decodeEntries(texts, keeping: keys)
+    }
+
+    /// Stored entries with only the members named in `keys` and `_soupEntryId` built.
+    static func decodeEntries(_ texts: [[UInt8]], keeping keys: Set<String>) throws -> [JSONObject] {
         let names = JSONParser.MemberNames(keys.union([SyncField.soupEntryId]))
         return try texts.map { try JSONParser.parseObject($0, keeping: names) }
     }

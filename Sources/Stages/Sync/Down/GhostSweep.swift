@@ -13,7 +13,7 @@ public enum GhostSweep {
                               keeping: @Sendable ([JSONObject]) async throws -> Set<Int64> = { _ in [] },
                               isGhost: @Sendable (JSONObject) -> Bool) async throws -> StageResult {
         try await sweep(store, soup: soup, syncId: syncId, object: object, sparing: sparing, idField: idField, reading: nil,
-                        keeping: keeping, isGhost: isGhost)
+                        keeping: keeping) { entry, _ in isGhost(entry) }
     }
 
     /// ``remove(in:soup:syncId:object:sparing:idField:keeping:isGhost:)`` for ghosts told by their
@@ -24,12 +24,12 @@ public enum GhostSweep {
                               keeping: @Sendable ([JSONObject]) async throws -> Set<Int64> = { _ in [] },
                               isGhostId: @Sendable (String) -> Bool) async throws -> StageResult {
         try await sweep(store, soup: soup, syncId: syncId, object: object, sparing: sparing, idField: idField,
-                        reading: Set(SyncField.flags + [idField]), keeping: keeping) { isGhostId(SalesforceId.key($0[idField])) }
+                        reading: Set(SyncField.flags + [idField]), keeping: keeping) { _, id in isGhostId(id) }
     }
 
     private static func sweep(_ store: SoupStore, soup: String, syncId: Int64, object: String, sparing: Set<String>, idField: String,
                               reading keys: Set<String>?, keeping: @Sendable ([JSONObject]) async throws -> Set<Int64>,
-                              isGhost: @Sendable (JSONObject) -> Bool) async throws -> StageResult {
+                              isGhost: @Sendable (_ entry: JSONObject, _ id: String) -> Bool) async throws -> StageResult {
         var result = StageResult()
         result.add(StageCounts.ghostsRemoved, 0, object: object)
         var afterId: Int64 = 0
@@ -37,7 +37,11 @@ public enum GhostSweep {
             let page = try await store.entries(in: soup, afterId: afterId, limit: 2000, syncId: syncId, keeping: keys)
             guard let last = page.last?.soupEntryId else { return result }
             afterId = last
-            let candidates = page.filter { !$0.isDirty && !sparing.contains(SalesforceId.key($0[idField])) && isGhost($0) }
+            let candidates = page.filter { entry in
+                guard !entry.isDirty else { return false }
+                let id = SalesforceId.key(entry[idField])
+                return !sparing.contains(id) && isGhost(entry, id)
+            }
             let protected = try await keeping(candidates)
             let ghosts = candidates.compactMap(\.soupEntryId).filter { !protected.contains($0) }
             try await store.delete(ids: ghosts, from: soup)
