@@ -80,20 +80,11 @@ extension JSONParser {
     /// stepped over as ``parseObject(_:keeping:)`` steps over the ones it skips, so a malformed
     /// value is not always noticed): for editing, as text, JSON a program wrote itself.
     public static func memberLocations(_ bytes: [UInt8]) throws(JSONSyntaxError) -> [MemberLocation] {
-        try memberLocations(bytes, decoding: { _ in false }).members
-    }
-
-    /// ``memberLocations(_:)``, also building, in one pass, the values of the members whose names
-    /// (as written) `decoding` selects: an object of those members, in order.
-    public static func memberLocations(_ bytes: [UInt8], decoding: (ArraySlice<UInt8>) -> Bool) throws(JSONSyntaxError)
-        -> (members: [MemberLocation], decoded: JSONObject)
-    {
         var parser = Parser(bytes: bytes)
         parser.skipWhitespace()
         guard parser.index < bytes.count, bytes[parser.index] == UInt8(ascii: "{") else { throw parser.error("expected an object") }
         parser.index += 1
         var members: [MemberLocation] = []
-        var decoded = JSONObject()
         parser.skipWhitespace()
         if parser.index < bytes.count && bytes[parser.index] == UInt8(ascii: "}") {
             parser.index += 1
@@ -105,21 +96,13 @@ extension JSONParser {
                 let name = nameStart..<parser.index - 1
                 try parser.expectColon()
                 let valueStart = parser.index
-                if decoding(bytes[name]) {
-                    let value = try parser.parseValue(depth: 1)
-                    let text = bytes[name]
-                    let key = text.contains(UInt8(ascii: "\\")) ? try Parser.unescaped(text)
-                        : Parser.sharedName(text) ?? String(decoding: text, as: UTF8.self)
-                    decoded[key] = value
-                } else {
-                    try parser.skipValue(depth: 1)
-                }
+                try parser.skipValue(depth: 1)
                 members.append(MemberLocation(name: name, value: valueStart..<parser.index))
             } while try parser.objectContinues()
         }
         parser.skipWhitespace()
         if parser.index < bytes.count { throw parser.error("unexpected \(parser.describe(bytes[parser.index])) after the end of the document") }
-        return (members, decoded)
+        return members
     }
 }
 

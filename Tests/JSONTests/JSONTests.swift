@@ -465,14 +465,6 @@ struct ErrorCase: Sendable, CustomTestStringConvertible {
         #expect(try located(" { } ").isEmpty)
     }
 
-    @Test func selectedMembersAreDecodedInTheSamePass() throws {
-        let text = Array(#"{"a":1,"b\"c":"x","n":{"d":[1,{"e":"]"}]},"__locally_created__":true}"#.utf8)
-        let (members, decoded) = try JSONParser.memberLocations(text) { $0.first != UInt8(ascii: "a") }
-        #expect(members.count == 4)
-        #expect(decoded == ["b\"c": "x", "n": ["d": [1, ["e": "]"]]], "__locally_created__": true])
-        #expect(decoded.keys == ["b\"c", "n", "__locally_created__"])
-    }
-
     @Test(arguments: ["[1]", "\"a\"", "", "{\"a\":1", "{\"a\" 1}", "{\"a\":1} x", "{\"a\":}", "{a:1}", "{\"a\":\"b}"])
     func notAnObjectIsAnError(_ text: String) {
         #expect(throws: JSONSyntaxError.self) { try JSONParser.memberLocations(Array(text.utf8)) }

@@ -62,10 +62,10 @@ import Testing
             // The check saw the members selected, as stored, with the entry's _soupEntryId.
             let members = seen.withLock { $0 }
             #expect(members.map(\.keys) == [
-                ["attributes", "Name", "Id", "Amount", "Tags", "__local__", "__locally_created__", "__locally_updated__", "__locally_deleted__",
-                 "_soupEntryId"],
-                ["attributes", "Name", "__local__", "__locally_created__", "_soupEntryId"],
-                ["Name", "Id", "__local__", "__locally_created__", "Empty", "_soupEntryId"],
+                ["_soupEntryId", "attributes", "Name", "Id", "Amount", "Tags", "__local__", "__locally_created__", "__locally_updated__",
+                 "__locally_deleted__"],
+                ["_soupEntryId", "attributes", "Name", "__local__", "__locally_created__"],
+                ["_soupEntryId", "Name", "Id", "__local__", "__locally_created__", "Empty"],
             ])
             #expect(members[0]["Name"] == "Quote \" and é" && members[2]["__locally_created__"] == true)
 

@@ -2,14 +2,13 @@ import GRDB
 import JSON
 
 /// The members of an entry ``SoupStore/saveCreated(_:in:idField:reading:settling:check:)`` decodes
-/// for its check: `_soupEntryId`, those named, and optionally every data field
-/// (``JSONObject/isDataField(_:)``).
+/// for its check: those named, and optionally every data field (``JSONObject/isDataField(_:)``).
 public struct EntryMemberSelection: Sendable {
     let names: [[UInt8]]
     let dataFields: Bool
 
     public init(_ names: some Sequence<String>, dataFields: Bool = false) {
-        self.names = ([SyncField.soupEntryId] + names).map { Array($0.utf8) }
+        self.names = names.map { Array($0.utf8) }
         self.dataFields = dataFields
     }
 
@@ -26,7 +25,7 @@ extension SoupStore {
     /// its index columns follow; the journal entries `settling` names are removed; all in one
     /// transaction.
     ///
-    /// `check` sees each entry's members that `reading` selects (its `_soupEntryId` among them) and
+    /// `check` sees each entry's members that `reading` selects, and its `_soupEntryId`, and
     /// returns the entry's new id with what to return for it — or `nil` when the entry is not such
     /// a create. Returns `nil`, having written nothing, when `check` refuses an entry, an entry is
     /// missing, or the save needs the general path: a soup with full-text indexes or a nested index
@@ -48,8 +47,13 @@ extension SoupStore {
                     var stored: (text: [UInt8], columns: [DatabaseValue])?
                     read.bind(entryId, at: 1)
                     try read.forEachRow { row in stored = (row.bytes(0), columns.indices.map { row.value(Int32($0 + 1)) }) }
-                    guard let stored,
-                          let (members, entry) = try? JSONParser.memberLocations(stored.text, decoding: reading.contains) else { throw NotPatchable() }
+                    guard let stored, let members = try? JSONParser.memberLocations(stored.text) else { throw NotPatchable() }
+                    var entry = JSONObject()
+                    entry[SyncField.soupEntryId] = .integer(entryId)
+                    for member in members where reading.contains(stored.text[member.name]) {
+                        guard let value = try? JSONParser.parse(stored.text[member.value]).value else { throw NotPatchable() }
+                        entry[String(decoding: stored.text[member.name], as: UTF8.self)] = value
+                    }
                     guard let (id, value) = check(entry),
                           let prepared = patch.apply(to: stored.text, members: members, id: id, entryId: entryId, columns: stored.columns)
                     else { throw NotPatchable() }
@@ -78,8 +82,6 @@ private struct CreatePatch {
     /// The same for columns over the other members set, with the values they take.
     let fixedColumns: [(offset: Int, value: DatabaseValue)]
     let idIndexTypes: [IndexType]
-    private static let `false` = Array("false".utf8)
-    private static let null = Array("null".utf8)
     private static let soupFields: [[UInt8]] = [Array(SyncField.soupEntryId.utf8), Array(SyncField.soupLastModifiedDate.utf8)]
 
     /// `nil` when an index reaches inside a member the save sets (its value is not known as text).
@@ -112,10 +114,7 @@ private struct CreatePatch {
                columns: [DatabaseValue]) -> PreparedEntry? {
         var idValue: [UInt8] = []
         JSONValue.writeString(id, into: &idValue)
-        // The id, then `false` for each flag, then `null` for `__last_error__`.
-        func value(_ position: Int) -> ArraySlice<UInt8> {
-            position == 0 ? idValue[...] : position == names.count - 1 ? Self.null[...] : Self.false[...]
-        }
+        let values: [ArraySlice<UInt8>] = [idValue[...]] + Array(repeating: Array("false".utf8)[...], count: 4) + [Array("null".utf8)[...]]
         var present = Array(repeating: false, count: names.count)
         var json: [UInt8] = [UInt8(ascii: "{")]
         var data: [UInt8] = [UInt8(ascii: "{")]
@@ -128,12 +127,12 @@ private struct CreatePatch {
             if let position = names.firstIndex(where: { $0.elementsEqual(name) }) {
                 if present[position] { return nil }
                 present[position] = true
-                Self.append(name, value(position), to: &json, data: &data)
+                Self.append(name, values[position], to: &json, data: &data)
             } else {
                 Self.append(name, text[member.value], to: &json, data: &data)
             }
         }
-        for position in names.indices where !present[position] { Self.append(names[position][...], value(position), to: &json, data: &data) }
+        for position in names.indices where !present[position] { Self.append(names[position][...], values[position], to: &json, data: &data) }
         json.append(UInt8(ascii: "}"))
         data.append(UInt8(ascii: "}"))
         var changed = columns
