@@ -67,45 +67,6 @@ public struct JSONParser {
     }
 }
 
-extension JSONParser {
-    /// Where one member of an object sits in its text.
-    public struct MemberLocation: Sendable, Equatable {
-        /// The member's name as written, between its quotes (escapes not undone).
-        public let name: Range<Int>
-        /// The member's value, as written.
-        public let value: Range<Int>
-    }
-
-    /// Locates the members of a document that is one object, without building any value (each is
-    /// stepped over as ``parseObject(_:keeping:)`` steps over the ones it skips, so a malformed
-    /// value is not always noticed): for editing, as text, JSON a program wrote itself.
-    public static func memberLocations(_ bytes: [UInt8]) throws(JSONSyntaxError) -> [MemberLocation] {
-        var parser = Parser(bytes: bytes)
-        parser.skipWhitespace()
-        guard parser.index < bytes.count, bytes[parser.index] == UInt8(ascii: "{") else { throw parser.error("expected an object") }
-        parser.index += 1
-        var members: [MemberLocation] = []
-        parser.skipWhitespace()
-        if parser.index < bytes.count && bytes[parser.index] == UInt8(ascii: "}") {
-            parser.index += 1
-        } else {
-            repeat {
-                try parser.expectMemberName()
-                let nameStart = parser.index + 1
-                try parser.skipString()
-                let name = nameStart..<parser.index - 1
-                try parser.expectColon()
-                let valueStart = parser.index
-                try parser.skipValue(depth: 1)
-                members.append(MemberLocation(name: name, value: valueStart..<parser.index))
-            } while try parser.objectContinues()
-        }
-        parser.skipWhitespace()
-        if parser.index < bytes.count { throw parser.error("unexpected \(parser.describe(bytes[parser.index])) after the end of the document") }
-        return members
-    }
-}
-
 private struct Parser {
     let bytes: [UInt8]
     var index = 0

@@ -447,26 +447,3 @@ struct ErrorCase: Sendable, CustomTestStringConvertible {
         }
     }
 }
-
-/// Members located in an object's text: names as written, values as written, nothing built.
-@Suite struct JSONMemberLocationTests {
-    func located(_ text: String) throws -> [(name: String, value: String)] {
-        let bytes = Array(text.utf8)
-        return try JSONParser.memberLocations(bytes).map {
-            (String(decoding: bytes[$0.name], as: UTF8.self), String(decoding: bytes[$0.value], as: UTF8.self))
-        }
-    }
-
-    @Test func namesAndValuesAsWritten() throws {
-        let members = try located(#" { "a" : 1.5e3 , "b\"c":"x\"}y", "n":{"d":[1,{"e":"]"}]},"t":true,"z":null,"s":"" } "#)
-        #expect(members.map(\.name) == ["a", #"b\"c"#, "n", "t", "z", "s"])
-        #expect(members.map(\.value) == ["1.5e3", #""x\"}y""#, #"{"d":[1,{"e":"]"}]}"#, "true", "null", #""""#])
-        #expect(try located("{}").isEmpty)
-        #expect(try located(" { } ").isEmpty)
-    }
-
-    @Test(arguments: ["[1]", "\"a\"", "", "{\"a\":1", "{\"a\" 1}", "{\"a\":1} x", "{\"a\":}", "{a:1}", "{\"a\":\"b}"])
-    func notAnObjectIsAnError(_ text: String) {
-        #expect(throws: JSONSyntaxError.self) { try JSONParser.memberLocations(Array(text.utf8)) }
-    }
-}

@@ -49,17 +49,6 @@ struct PreparedEntry: Sendable {
         previousColumnValues = previous.map { Self.columnValues(of: $0, table: table) }
     }
 
-    /// An entry edited as text (``SoupStore/saveCreated(_:in:idField:reading:settling:check:)``):
-    /// its `entry` holds only its `_soupEntryId`, all a writer reads of an entry written by id into
-    /// a soup without full-text indexes.
-    init(patchedJSON json: [UInt8], entryId: Int64, columnValues: [DatabaseValue], previousColumnValues: [DatabaseValue], confirmed: [UInt8]) {
-        entry = [SyncField.soupEntryId: .integer(entryId)]
-        self.json = json
-        self.columnValues = columnValues
-        self.previousColumnValues = previousColumnValues
-        self.confirmed = confirmed
-    }
-
     /// The values of `_local`, `_syncId` and the index columns for `entry`.
     static func columnValues(of entry: JSONObject, table: SoupTable) -> [DatabaseValue] {
         var values: [DatabaseValue] = [(entry.isDirty ? 1 : 0 as Int64).databaseValue, entry[SyncField.syncId]?.integerValue?.databaseValue ?? .null]

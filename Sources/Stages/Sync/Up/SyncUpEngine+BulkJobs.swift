@@ -178,47 +178,49 @@ extension SyncUpEngine {
     }
 
     /// Saves the usual Bulk page — every write a create the org made, under OVERWRITE, with no
-    /// conflict, nothing held back and no reference to carry the new ids elsewhere, from a soup
-    /// of its own — without the general passes: each entry takes its new id and is marked clean,
-    /// its journal entry settled, exactly as those passes would leave it, its stored JSON edited
-    /// as text (``SoupStore/saveCreated(_:in:idField:reading:settling:check:)``) after the same
-    /// planner has read the members it looks at. Any other page (a single write that is not such
-    /// a create is enough) returns `nil` with nothing done, for the general passes to save.
+    /// conflict, nothing held back and no reference to carry the new ids elsewhere — without the
+    /// general passes: each entry takes its new id and is marked clean, its journal entry settled,
+    /// exactly as those passes would leave it. Any other page (a single write that is not such a
+    /// create is enough) returns `nil` with nothing done, for the general passes to save.
     private func saveCreates(_ page: SpooledPage, results: [Int32: Result<BulkIngestResult, any Error>], heldBack: [String: Set<Int64>],
                              tally: inout Tally) async throws -> PageOutcome? {
         guard settings.mergeMode == .overwrite, !settings.dryRun, !target.hasChildren, target.references.isEmpty, page.conflicts.isEmpty,
-              page.soups.count == 1, page.entryIds.count == page.ids.count, let single = target as? any SingleSoupSyncUpTarget,
-              single.soupName == page.soups[0] else { return nil }
+              page.soups.count == 1, page.entryIds.count == page.ids.count else { return nil }
         let soup = page.soups[0]
         if let held = heldBack[soup], page.ids.contains(where: held.contains) { return nil }
         var tickets: [Int64: SyncUpBulkJobs.Ticket] = [:]
         tickets.reserveCapacity(page.entryIds.count)
         for write in page.writes { tickets[write.entryId] = write.ticket }
-        var finished: [Int32: BulkIngestResult] = [:]
-        for case let (job, .success(result)) in results { finished[job] = result }
-        // What the target's records and the planner read of an entry.
-        let reading = EntryMemberSelection(
-            ["attributes", single.idFieldName, single.modificationDateFieldName] + SyncField.flags
-                + [single.externalIdFieldName].compactMap { $0 } + (single.createFieldlist ?? []),
-            dataFields: single.createFieldlist == nil)
-        let journalIds = page.writes.map(\.ticket.journalId)
-        let (store, known, results) = (store, tickets, finished)
+        var trees = try await target.trees(for: page.ids, in: store)
+        guard trees.count == page.ids.count else { return nil }
+        var changes = SoupChangeSet()
+        changes.confirmEverySave = [soup]
+        changes.settledJournalIds.reserveCapacity(trees.count)
+        var rows: [SyncUpResultFiles.Row] = []
+        rows.reserveCapacity(trees.count)
+        let planner = SyncUpPlanner()
+        for index in trees.indices {
+            guard trees[index].children.isEmpty, trees[index].parent.soup == soup, let ticket = tickets[trees[index].parent.entryId],
+                  case .success(let result)? = results[ticket.job] else { return nil }
+            let stored = trees[index].parent.entry
+            let plan = planner.plan(&trees[index], index: index)
+            guard plan.settled.isEmpty, plan.operations.count == 1, let operation = plan.operations.first, operation.kind == .create,
+                  case .succeeded(let id?) = SyncUpSender.bulkOutcome(result.rows[Int(ticket.row)], of: operation, in: result) else { return nil }
+            var record = trees[index].parent
+            let localId = record.id.flatMap { SyncField.isLocalId($0) ? $0 : nil }
+            record.id = id
+            record.entry.markClean()
+            changes.save(record.entry, in: soup, replacing: stored)
+            changes.settledJournalIds.append(ticket.journalId)
+            rows.append(SyncUpResultFiles.Row(
+                kind: .success, object: record.objectType ?? "unknown", operation: SyncUpOperation.Kind.create.rawValue,
+                entryId: record.entryId, localId: localId, id: record.hasServerId ? record.id : nil, errorCode: nil, errorMessage: nil,
+                fields: operation.fields, soup: soup))
+        }
         // In a task of its own, as every page's save: what the org confirmed is saved even when
         // the run is being stopped.
-        let saved = try await Task {
-            try await store.saveCreated(page.ids, in: soup, idField: single.idFieldName, reading: reading, settling: journalIds) { entry -> (id: String, saved: SyncUpResultFiles.Row)? in
-                var tree = SyncUpTree(parent: single.record(entry))
-                guard let ticket = known[tree.parent.entryId], let result = results[ticket.job] else { return nil }
-                let localId = tree.parent.id.flatMap { SyncField.isLocalId($0) ? $0 : nil }
-                let plan = SyncUpPlanner().plan(&tree, index: 0)
-                guard plan.settled.isEmpty, plan.operations.count == 1, let operation = plan.operations.first, operation.kind == .create,
-                      case .succeeded(let id?) = SyncUpSender.bulkOutcome(result.rows[Int(ticket.row)], of: operation, in: result) else { return nil }
-                return (id, SyncUpResultFiles.Row(
-                    kind: .success, object: tree.parent.objectType ?? "unknown", operation: SyncUpOperation.Kind.create.rawValue,
-                    entryId: tree.parent.entryId, localId: localId, id: id, errorCode: nil, errorMessage: nil, fields: operation.fields, soup: soup))
-            }
-        }.value
-        guard let rows = saved else { return nil }
+        let (store, changesToSave) = (store, changes)
+        try await Task { try await store.apply(changesToSave) }.value
         var pageTally = Tally()
         for row in rows {
             pageTally.settle(SyncUpJournalReconciler.EntryKey(soup: soup, id: row.entryId))
