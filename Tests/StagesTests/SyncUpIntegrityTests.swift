@@ -77,6 +77,22 @@ import Testing
 
     static func created(_ outcome: RunOutcome) -> Int { outcome.report.stages[0].counts["created"] ?? 0 }
 
+    /// Waits until the org holds `count` Accounts: the write a stop left at the org commits there
+    /// (however loaded the machine, well within the org's 30 s deadline), so the next run finds
+    /// its records and adopts them. Gives up after 30 s, for the run's own checks to report.
+    static func waitForOrg(toHold count: Int, accountsIn bench: SyncHarness) async throws {
+        let giveUp = ContinuousClock.now + .seconds(30)
+        while try await orgCount("Account", bench) < count && ContinuousClock.now < giveUp {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    /// How many records of `object` the org holds (its stats).
+    static func orgCount(_ object: String, _ bench: SyncHarness) async throws -> Int {
+        let stats = try await bench.client.send(.json("GET", "/emulator/stats", .null, kind: "admin")).json()
+        return Int(stats["records"]?[object]?.integerValue ?? 0)
+    }
+
     @Test(arguments: ["auto", "composite", "graph", "perTree"])
     func droppedAnswersEndExact(strategy: String) async throws {
         let bench = try await SyncHarness()
@@ -114,10 +130,11 @@ import Testing
     /// (uncertain, or created if the answer won the race) — not nothing — keeps their journal, and
     /// the next run settles them exactly.
     @Test func aStopWhileARequestIsInFlightReportsIt() async throws {
-        let bench = try await SyncHarness(requestDeadlineSeconds: 3)
+        let bench = try await SyncHarness()
         defer { Task { await bench.close() } }
         let pipeline = try bench.pipeline(syncs: Self.sync, stages: Self.stages("collections"))
         try await Self.putTrees(4, prefix: "Z", contacts: 1, bench: bench, pipeline)
+        let accountsBefore = try await Self.orgCount("Account", bench)
         // The write commits 1.5 s after it arrives; the run is stopped as soon as the org has it.
         try await bench.setFaults(["writeLatencyMs": 1500])
         let observer = StopOnceTheOrgHasTheWrite(client: bench.client)
@@ -127,7 +144,7 @@ import Testing
         #expect((counts["uncertain"] ?? 0) + (counts["created"] ?? 0) == 8,
                 "the accounts in flight and the contacts waiting on them are reported: \(first.report.stages[0])")
         try await bench.setFaults([:])
-        try await Task.sleep(for: .seconds(3.5))
+        try await Self.waitForOrg(toHold: accountsBefore + 4, accountsIn: bench)
         let second = try await bench.run(pipeline)
         #expect(second.exitCode == 0, "\(second.report.stages[0])")
         #expect(Self.created(first) + Self.created(second) == 8)
@@ -138,11 +155,12 @@ import Testing
     /// never leave (one write request reaches the org), the run reports stopped, and the next run
     /// settles the part in flight and sends the rest — each record once.
     @Test func aStopWhileAPageIsInPartsSendsNoFurtherPart() async throws {
-        let bench = try await SyncHarness(requestDeadlineSeconds: 3)
+        let bench = try await SyncHarness()
         defer { Task { await bench.close() } }
         let pipeline = try bench.pipeline(syncs: Self.sync, stages: Self.stages("collections"))
         // 330 trees of 1 + 5: three requests of 160, 160 and 10 trees, so three parts.
         try await Self.putTrees(330, prefix: "P", contacts: 5, bench: bench, pipeline)
+        let accountsBefore = try await Self.orgCount("Account", bench)
         try await bench.setFaults(["writeLatencyMs": 1500])
         let observer = StopOnceTheOrgHasTheWrite(client: bench.client)
         let first = try await SyncDownResumeTests.run(pipeline, in: bench, observer: observer, control: observer.control)
@@ -151,7 +169,7 @@ import Testing
         #expect(stats["requests"]?["writes"]?.integerValue == 1, "no part left after the stop: \(stats)")
         #expect(try await SoupStore.openForReading(path: pipeline.store).sync(named: "trees").status == .stopped)
         try await bench.setFaults([:])
-        try await Task.sleep(for: .seconds(3.5))
+        try await Self.waitForOrg(toHold: accountsBefore + 160, accountsIn: bench)
         let second = try await bench.run(pipeline)
         #expect(second.exitCode == 0, "\(second.report.stages[0])")
         #expect(Self.created(first) + Self.created(second) == 330 * 6)
