@@ -127,6 +127,14 @@ final class SyncHarness: Sendable {
     }
 
     /// Sets the admin faults (see docs/emulator.md).
+    /// The emulator's counters (`/emulator/stats`): requests, writes, records by object.
+    func stats() async throws -> JSONValue { try await Self.stats(of: client) }
+
+    /// ``stats()`` read through `client`.
+    static func stats(of client: SalesforceClient) async throws -> JSONValue {
+        try await client.send(.json("GET", "/emulator/stats", .null, kind: "admin")).json()
+    }
+
     func setFaults(_ faults: JSONValue) async throws {
         _ = try await client.send(.json("POST", "/emulator/faults", faults, kind: "admin"))
     }

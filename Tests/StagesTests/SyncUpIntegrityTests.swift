@@ -89,8 +89,7 @@ import Testing
 
     /// How many records of `object` the org holds (its stats).
     static func orgCount(_ object: String, _ bench: SyncHarness) async throws -> Int {
-        let stats = try await bench.client.send(.json("GET", "/emulator/stats", .null, kind: "admin")).json()
-        return Int(stats["records"]?[object]?.integerValue ?? 0)
+        Int(try await bench.stats()["records"]?[object]?.integerValue ?? 0)
     }
 
     @Test(arguments: ["auto", "composite", "graph", "perTree"])
@@ -165,7 +164,7 @@ import Testing
         let observer = StopOnceTheOrgHasTheWrite(client: bench.client)
         let first = try await SyncDownResumeTests.run(pipeline, in: bench, observer: observer, control: observer.control)
         #expect(first.exitCode == 143 && first.report.stages[0].status != .succeeded, "\(first.report.stages[0])")
-        let stats = try await bench.client.send(.json("GET", "/emulator/stats", .null, kind: "admin")).json()
+        let stats = try await bench.stats()
         #expect(stats["requests"]?["writes"]?.integerValue == 1, "no part left after the stop: \(stats)")
         #expect(try await SoupStore.openForReading(path: pipeline.store).sync(named: "trees").status == .stopped)
         try await bench.setFaults([:])
@@ -360,7 +359,7 @@ import Testing
         defer { Task { await bench.close() } }
         let pipeline = try bench.pipeline(syncs: Self.sync, stages: Self.stages("collections", maxInFlight: 1))
         try await Self.putTrees(1000, prefix: "L", contacts: 1, bench: bench, pipeline)
-        let stats = try await bench.client.send(OrgRequest(method: "GET", path: "/emulator/stats", kind: "admin")).json()
+        let stats = try await bench.stats()
         let used = stats["dailyRequests"]?.integerValue ?? 0
         // Two Composite requests of Collections get through (400 trees each: two calls of 200
         // accounts, two of their contacts), the third meets the limit.
@@ -442,7 +441,7 @@ private final class StopOnceTheOrgHasTheWrite: RunObserver {
         guard case .progress(_, "trees"?, "RUNNING", 0, let total) = event, total > 0 else { return }
         Task { [control, client] in
             for _ in 0..<500 {
-                let stats = try? await client.send(.json("GET", "/emulator/stats", .null, kind: "admin")).json()
+                let stats = try? await SyncHarness.stats(of: client)
                 if (stats?["requests"]?["writes"]?.integerValue ?? 0) >= 1 { break }
                 try? await Task.sleep(for: .milliseconds(20))
             }

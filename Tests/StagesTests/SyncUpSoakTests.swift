@@ -79,7 +79,7 @@ import Testing
     static func setFaults(of profile: Profile, on bench: SyncHarness) async throws {
         var faults = profile.faults
         if case .integer(let limit)? = faults["dailyRequestLimit"] {
-            let stats = try await bench.client.send(OrgRequest(method: "GET", path: "/emulator/stats", kind: "admin")).json()
+            let stats = try await bench.stats()
             var object = faults.objectValue ?? [:]
             object["dailyRequestLimit"] = .integer((stats["dailyRequests"]?.integerValue ?? 0) + limit)
             faults = .object(object)
