@@ -176,6 +176,31 @@ struct SyncUpEngine {
     /// Bulk pages planned side by side in a dry run.
     static let bulkPagesInFlight = 2
 
+    /// The requests that start the parts after the first (at most ``overlapParts`` parts) for a
+    /// phase of requests of `writes` writes each, such that the page ends soonest when saving a
+    /// write costs the client what making it costs the org: the first part's writes, then for
+    /// each next part the longer of its writes and the save of the part before, then the last
+    /// part's save. Of two cuts as quick, the one with fewer parts (each reads its new dates).
+    static func quickestCut(writes: [Int]) -> [Int] {
+        func cost(_ cut: [Int]) -> Int {
+            let bounds = [0] + cut + [writes.count]
+            let parts = bounds.indices.dropLast().map { writes[bounds[$0]..<bounds[$0 + 1]].reduce(0, +) }
+            return parts[0] + zip(parts, parts.dropFirst()).map { max($0, $1) }.reduce(0, +) + parts[parts.count - 1]
+        }
+        /// Every cut of up to `left` more requests, from `start` on.
+        func cuts(from start: Int, left: Int) -> [[Int]] {
+            guard left > 0, start < writes.count else { return [[]] }
+            return [[]] + (start..<writes.count).flatMap { request in cuts(from: request + 1, left: left - 1).map { [request] + $0 } }
+        }
+        return cuts(from: 1, left: overlapParts - 1).min { (cost($0), $0.count) < (cost($1), $1.count) } ?? []
+    }
+
+    /// Why a part of a page did not leave (``runInParts``): the run is being cancelled, or the
+    /// writes of the part before it stopped.
+    private enum PartHeld: Error {
+        case cancelled, stopped
+    }
+
     /// One page's sync with a tally of its own, and how it ended (its committed work is in the
     /// tally even when it stopped with an error).
     struct PageRun: Sendable {
@@ -210,9 +235,11 @@ struct SyncUpEngine {
 
     /// Where to cut a page so that the client saves each part while the org works on the next:
     /// the trees that start the requests splitting the page's first phase into up to
-    /// ``overlapParts`` runs of requests, the last of one request and the others as even as can
-    /// be (each part then packs into exactly the requests it took in the whole page, so a cut
-    /// costs no write request). None when the page fills fewer than two requests, in a dry run, or when the
+    /// ``overlapParts`` runs of requests of about even writes (``quickestCut(writes:)``; each part
+    /// then packs into exactly the requests it took in the whole page, so a cut costs no write
+    /// request). Even, because saving a record costs the client about what creating it costs the
+    /// org: a part's save is hidden only behind a next part as large, and the last part's is not
+    /// hidden at all. None when the page fills fewer than two requests, in a dry run, or when the
     /// target carries new ids into other trees (a part must not be planned before another saves).
     private func overlapCuts(_ trees: [SyncUpTree], transport: SyncUpTransport) -> [Int] {
         guard !settings.dryRun, transport != .bulk, target.treesAreIndependent, trees.count > 1 else { return [] }
@@ -220,11 +247,8 @@ struct SyncUpEngine {
         let planner = SyncUpPlanner()
         let operations = planned.indices.map { planner.plan(&planned[$0], index: $0).operations }
         guard let first = SyncUpPacker(transport: transport).phases(operations).first, first.count > 1 else { return [] }
-        // The last part one request: its save is the one the org does not work beside.
-        let parts = min(Self.overlapParts, first.count)
-        let evenly = (1..<max(1, parts - 1)).map { ((first.count - 1) * $0 + parts - 2) / (parts - 1) }
         var cuts: [Int] = []
-        for cutRequest in evenly + [first.count - 1] {
+        for cutRequest in Self.quickestCut(writes: first.map(\.operations.count)) {
             let cut = first[cutRequest].operations.map(\.key.tree).min() ?? 0
             // A tree whose writes span the cut (its children packed after it) keeps the cut off.
             let before = first[..<cutRequest].flatMap { $0.operations.map(\.key.tree) }
@@ -249,13 +273,14 @@ struct SyncUpEngine {
             run.error = error
             return run
         }
-        // Each part leaves once the org has answered the writes of the part before it (and that
-        // part's read of new dates is on its way, most likely ahead of it), so the org works on it
-        // while the client saves the one before (sent at once, its writes would come before the
-        // earlier part's read of new dates: the org answers one request at a time). A part does
-        // not leave at all when the writes of the one before it stopped (a spent API budget, a
-        // refused login) or the run is being cancelled: as a page, nothing more is sent then. A
-        // part whose read of new dates fails is not saved: the journal settles it next run.
+        // Each part is planned at once but leaves only once the org has answered the writes of
+        // the part before it (and that part's read of new dates is on its way, most likely ahead
+        // of it), so the org works on it while the client saves the one before (sent at once, its
+        // writes would come before the earlier part's read of new dates: the org answers one
+        // request at a time), and waits for no planning in between. A part does not leave at all
+        // when the writes of the one before it stopped (a spent API budget, a refused login) or
+        // the run is being cancelled: as a page, nothing more is sent then. A part whose read of
+        // new dates fails is not saved: the journal settles it next run.
         let bounds = [0] + cuts + [trees.count]
         let signals = cuts.map { _ in AsyncStream<Void>.makeStream() }
         @Sendable func sync(_ part: Int) async -> PageRun {
@@ -263,13 +288,15 @@ struct SyncUpEngine {
             var tally = Tally()
             let next = part < signals.count ? signals[part].continuation : nil
             defer { next?.finish() }
+            var leave: (@Sendable () async throws -> Void)?
             if part > 0 {
-                var leaves = false
-                for await _ in signals[part - 1].stream { leaves = true }
-                // Cancelled with its trees unsent (a cancelled wait ends without the signal): the
-                // page (and the sync) did not finish.
-                guard !Task.isCancelled else { return PageRun(tally: tally, error: CancellationError(), count: 0) }
-                guard leaves else { return PageRun(tally: tally, count: 0) }
+                let before = signals[part - 1].stream
+                leave = {
+                    var leaves = false
+                    for await _ in before { leaves = true }
+                    guard !Task.isCancelled else { throw PartHeld.cancelled }
+                    guard leaves else { throw PartHeld.stopped }
+                }
             }
             var answered: (@Sendable () -> Void)?
             if let next {
@@ -279,8 +306,15 @@ struct SyncUpEngine {
                 }
             }
             do {
-                let outcome = try await syncPage(&partTrees, transport: transport, tally: &tally, conflictsBefore: conflicts, answered: answered)
+                let outcome = try await syncPage(&partTrees, transport: transport, tally: &tally, conflictsBefore: conflicts,
+                                                 beforeSending: leave, answered: answered)
                 return PageRun(tally: tally, outcome: outcome, count: partTrees.count)
+            } catch PartHeld.cancelled {
+                // Cancelled with its trees unsent (a cancelled wait ends without the signal): the
+                // page (and the sync) did not finish.
+                return PageRun(tally: tally, error: CancellationError(), count: 0)
+            } catch PartHeld.stopped {
+                return PageRun(tally: tally, count: 0)
             } catch {
                 return PageRun(tally: tally, error: error, count: partTrees.count)
             }
@@ -390,10 +424,13 @@ struct SyncUpEngine {
     ///   - sentBefore: writes already sent (by entry): their outcomes stand for the first pass's.
     ///   - conflictsBefore: LEAVE_IF_CHANGED conflicts found before they were sent (by root entry
     ///     id), instead of a check now.
+    ///   - beforeSending: awaited once the page is planned, before its first write is journaled
+    ///     and sent (whether or not it has any); what it throws ends the page with nothing written.
     ///   - answered: called once the org has answered the page's writes (and, under
     ///     LEAVE_IF_CHANGED, their read of new dates is on its way), before the page is saved.
     func syncPage(_ trees: inout [SyncUpTree], transport: SyncUpTransport, tally: inout Tally,
                   sentBefore: [SyncUpJournalReconciler.EntryKey: SentWrite] = [:], conflictsBefore: [Int64: String]? = nil,
+                  beforeSending: (@Sendable () async throws -> Void)? = nil,
                   answered: (@Sendable () -> Void)? = nil) async throws -> PageOutcome {
         var final: [RecordKey: SyncUpOutcome] = [:]
         var kinds: [RecordKey: SyncUpOperation.Kind] = [:]
@@ -466,6 +503,7 @@ struct SyncUpEngine {
                                       writer: target as? any SyncUpRecordWriter, checkBudget: budgetCheck)
             results.outcomes = outcomes
             let phases = SyncUpPacker(transport: transport).phases(operations)
+            if pass == 0, let beforeSending { try await beforeSending() }
             do {
                 try await sender.send(phases, into: &results)
             } catch {
