@@ -43,6 +43,12 @@ import Testing
             #expect(batches.flatMap { $0 } == (1...2500).map(Self.record))
             // Key order survives the store.
             #expect(batches[0][0].jsonString == #"{"Name":"Account 1","Index":1,"attributes":{"type":"Account"}}"#)
+
+            // Batches that start small and double up to the batch size.
+            batches = []
+            for try await batch in store.datasetBatches(["accounts"], batchSize: 1000, firstBatchSize: 300) { batches.append(batch) }
+            #expect(batches.map(\.count) == [300, 600, 1000, 600])
+            #expect(batches.flatMap { $0 } == (1...2500).map(Self.record))
         }
     }
 

@@ -72,12 +72,15 @@ extension SoupStore {
         return datasetPool
     }
 
-    /// Streams the records of `names`, one dataset after the other, `batchSize` at a time.
+    /// Streams the records of `names`, one dataset after the other, `batchSize` at a time (with
+    /// `firstBatchSize`, the first batch that large and each next one twice the one before, up to
+    /// `batchSize`).
     ///
     /// With `feed`, a dataset still being written is followed as it grows: when the reader has
     /// caught up, it waits for the producer's next batch, until the producer finishes.
-    public func datasetBatches(_ names: [String], batchSize: Int = 1000, feed: (any DatasetFeed)? = nil) -> DatasetBatches {
-        DatasetBatches(store: self, names: names, batchSize: batchSize, feed: feed)
+    public func datasetBatches(_ names: [String], batchSize: Int = 1000, firstBatchSize: Int? = nil,
+                               feed: (any DatasetFeed)? = nil) -> DatasetBatches {
+        DatasetBatches(store: self, names: names, batchSize: batchSize, firstBatchSize: firstBatchSize ?? batchSize, feed: feed)
     }
 }
 
@@ -116,17 +119,21 @@ public struct DatasetBatches: AsyncSequence, Sendable {
     let store: SoupStore
     let names: [String]
     let batchSize: Int
+    /// The size of the first batch; each next one is twice the one before, up to `batchSize`.
+    let firstBatchSize: Int
     let feed: (any DatasetFeed)?
 
     public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
         let store: SoupStore
         let names: [String]
-        let batchSize: Int
+        let maxBatchSize: Int
         let feed: (any DatasetFeed)?
+        var batchSize: Int
         var nameIndex = 0
         var cursor: Int64 = 0
 
         public mutating func next() async throws -> [JSONValue]? {
+            defer { batchSize = Swift.min(maxBatchSize, batchSize * 2) }
             while nameIndex < names.count {
                 let name = names[nameIndex]
                 let version = await feed?.version(of: name) ?? 0
@@ -149,6 +156,6 @@ public struct DatasetBatches: AsyncSequence, Sendable {
     }
 
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(store: store, names: names, batchSize: batchSize, feed: feed)
+        AsyncIterator(store: store, names: names, maxBatchSize: batchSize, feed: feed, batchSize: Swift.max(1, Swift.min(firstBatchSize, batchSize)))
     }
 }

@@ -135,7 +135,7 @@ public struct SoupStagingStage: Stage {
         /// Writes queued on the store's writer and not yet committed, oldest first, with their match keys.
         var pendingWrites: [(write: PendingUpsert, keys: Set<JSONValue>)] = []
         var meter = context.progress.meter(unit: "records")
-        for try await batch in context.inputBatches(batchSize: 1000) {
+        for try await batch in context.inputBatches(batchSize: 5000, firstBatchSize: 1000) {
             var records: [Staged] = batch.compactMap(\.objectValue).map { record in
                 position += 1
                 return Staged(position: position, record: record)

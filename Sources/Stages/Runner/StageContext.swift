@@ -32,9 +32,12 @@ public struct StageContext: Sendable {
 
     /// The records of every `from` stage, in order, a batch at a time — followed as they are
     /// written when a `from` stage is still running.
-    /// The next batch is read while the stage works on the current one.
-    public func inputBatches(batchSize: Int = 1000) -> PrefetchingBatches {
-        PrefetchingBatches(base: store.datasetBatches(inputs, batchSize: batchSize, feed: StageFeed.Reader(feed: feed, stage: stageId)))
+    /// The next batch is read while the stage works on the current one. With `firstBatchSize`, the
+    /// batches start that small and double up to `batchSize`, so a stage that writes each batch
+    /// can work on the second while the first is written, however short its input.
+    public func inputBatches(batchSize: Int = 1000, firstBatchSize: Int? = nil) -> PrefetchingBatches {
+        PrefetchingBatches(base: store.datasetBatches(inputs, batchSize: batchSize, firstBatchSize: firstBatchSize,
+                                                      feed: StageFeed.Reader(feed: feed, stage: stageId)))
     }
 
     /// Appends records to this stage's output dataset (read by stages that name it in `from`).
