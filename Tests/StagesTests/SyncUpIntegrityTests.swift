@@ -379,6 +379,28 @@ import Testing
         try await Self.expectExact(1000, prefix: "L", contacts: 1, bench: bench, pipeline)
     }
 
+    /// A spent API budget in the middle of a page sent in parts: the part that meets it stops the
+    /// page, the part after it never leaves, and the next run sends the rest — each record once.
+    @Test func aSpentBudgetKeepsThePartsAfterItFromLeaving() async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: Self.sync, stages: Self.stages("collections", maxInFlight: 1))
+        // 1,000 trees of 1 + 1: three requests (400, 400 and 200 trees), so three parts.
+        try await Self.putTrees(1000, prefix: "B", contacts: 1, bench: bench, pipeline)
+        let used = try await bench.stats()["dailyRequests"]?.integerValue ?? 0
+        try await bench.setFaults(["dailyRequestLimit": .integer(used + 1)])
+        let first = try await bench.run(pipeline)
+        let sent = (try await bench.stats()["dailyRequests"]?.integerValue ?? 0) - used
+        try await bench.setFaults([:])
+        #expect(first.exitCode == 1)
+        #expect(Self.created(first) == 800, "the first part only: \(first.report.stages[0])")
+        #expect(sent >= 1 && sent <= 2, "the first part, perhaps the second (refused), never the third: \(sent) request(s)")
+        let second = try await bench.run(pipeline)
+        #expect(second.exitCode == 0, "\(second.report.stages[0])")
+        #expect(Self.created(second) == 1200)
+        try await Self.expectExact(1000, prefix: "B", contacts: 1, bench: bench, pipeline)
+    }
+
     /// Row-lock and busy answers applied nothing: they are retried, never called uncertain.
     @Test func lockBurstsAreRetriedNotUncertain() async throws {
         let bench = try await SyncHarness()

@@ -17,8 +17,21 @@ struct SyncUpOverlapCutTests {
     }
 
     @Test func noMoreThanThreeParts() {
-        let cut = SyncUpEngine.quickestCut(writes: Array(repeating: 1000, count: 12))
-        #expect(cut == [4, 8])
-        #expect(cut.count < SyncUpEngine.overlapParts)
+        #expect(SyncUpEngine.quickestCut(writes: Array(repeating: 1000, count: 12)) == [4, 8])
+    }
+
+    @Test func ofCutsAsQuickTheOneWithFewerParts() {
+        // [1 | 1 | 2], [1 | 2 | 1] and [2 | 2] all cost 6: two parts read new dates once less.
+        #expect(SyncUpEngine.quickestCut(writes: [1, 1, 1, 1]) == [2])
+    }
+
+    @Test func aPageOfOneRequestOrNoneIsNotCut() {
+        #expect(SyncUpEngine.quickestCut(writes: []) == [])
+        #expect(SyncUpEngine.quickestCut(writes: [960]) == [])
+    }
+
+    @Test func aPageOfThousandsOfSingleRecordRequestsIsCutEvenly() {
+        // One request a record (`rest`): 3,000 requests, cut in thirds.
+        #expect(SyncUpEngine.quickestCut(writes: Array(repeating: 1, count: 3000)) == [1000, 2000])
     }
 }

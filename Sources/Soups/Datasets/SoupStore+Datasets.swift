@@ -133,7 +133,7 @@ public struct DatasetBatches: AsyncSequence, Sendable {
         var cursor: Int64 = 0
 
         public mutating func next() async throws -> [JSONValue]? {
-            defer { batchSize = Swift.min(maxBatchSize, batchSize * 2) }
+            defer { batchSize = batchSize > maxBatchSize - batchSize ? maxBatchSize : batchSize * 2 }
             while nameIndex < names.count {
                 let name = names[nameIndex]
                 let version = await feed?.version(of: name) ?? 0
@@ -156,6 +156,7 @@ public struct DatasetBatches: AsyncSequence, Sendable {
     }
 
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(store: store, names: names, maxBatchSize: batchSize, feed: feed, batchSize: Swift.max(1, Swift.min(firstBatchSize, batchSize)))
+        let most = Swift.max(1, batchSize)
+        return AsyncIterator(store: store, names: names, maxBatchSize: most, feed: feed, batchSize: Swift.max(1, Swift.min(firstBatchSize, most)))
     }
 }

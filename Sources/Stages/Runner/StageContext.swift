@@ -34,7 +34,7 @@ public struct StageContext: Sendable {
     /// written when a `from` stage is still running.
     /// The next batch is read while the stage works on the current one. With `firstBatchSize`, the
     /// batches start that small and double up to `batchSize`, so a stage that writes each batch
-    /// can work on the second while the first is written, however short its input.
+    /// can work on the second while the first is written even when its input is short.
     public func inputBatches(batchSize: Int = 1000, firstBatchSize: Int? = nil) -> PrefetchingBatches {
         PrefetchingBatches(base: store.datasetBatches(inputs, batchSize: batchSize, firstBatchSize: firstBatchSize,
                                                       feed: StageFeed.Reader(feed: feed, stage: stageId)))

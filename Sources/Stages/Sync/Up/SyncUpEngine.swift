@@ -176,23 +176,32 @@ struct SyncUpEngine {
     /// Bulk pages planned side by side in a dry run.
     static let bulkPagesInFlight = 2
 
-    /// The requests that start the parts after the first (at most ``overlapParts`` parts) for a
-    /// phase of requests of `writes` writes each, such that the page ends soonest when saving a
-    /// write costs the client what making it costs the org: the first part's writes, then for
+    /// The requests that start the parts after the first (at most three parts, ``overlapParts``)
+    /// for a phase of requests of `writes` writes each, such that the page ends soonest when saving
+    /// a write costs the client what making it costs the org: the first part's writes, then for
     /// each next part the longer of its writes and the save of the part before, then the last
     /// part's save. Of two cuts as quick, the one with fewer parts (each reads its new dates).
+    /// Quadratic in the requests, without allocating: a page of single-record requests is cut too.
     static func quickestCut(writes: [Int]) -> [Int] {
-        func cost(_ cut: [Int]) -> Int {
-            let bounds = [0] + cut + [writes.count]
-            let parts = bounds.indices.dropLast().map { writes[bounds[$0]..<bounds[$0 + 1]].reduce(0, +) }
-            return parts[0] + zip(parts, parts.dropFirst()).map { max($0, $1) }.reduce(0, +) + parts[parts.count - 1]
+        var upTo = [0]
+        upTo.reserveCapacity(writes.count + 1)
+        for count in writes { upTo.append(upTo[upTo.count - 1] + count) }
+        let count = writes.count
+        func part(_ from: Int, _ to: Int) -> Int { upTo[to] - upTo[from] }
+        var best = (cost: 2 * part(0, count), cut: [Int]())
+        func consider(_ cost: Int, _ cut: @autoclosure () -> [Int], parts: Int) {
+            if (cost, parts) < (best.cost, best.cut.count + 1) { best = (cost, cut()) }
         }
-        /// Every cut of up to `left` more requests, from `start` on.
-        func cuts(from start: Int, left: Int) -> [[Int]] {
-            guard left > 0, start < writes.count else { return [[]] }
-            return [[]] + (start..<writes.count).flatMap { request in cuts(from: request + 1, left: left - 1).map { [request] + $0 } }
+        for first in 1..<max(1, count) {
+            let a = part(0, first)
+            consider(a + max(a, part(first, count)) + part(first, count), [first], parts: 2)
+            guard overlapParts > 2 else { continue }
+            for second in first + 1..<count {
+                let (b, c) = (part(first, second), part(second, count))
+                consider(a + max(a, b) + max(b, c) + c, [first, second], parts: 3)
+            }
         }
-        return cuts(from: 1, left: overlapParts - 1).min { (cost($0), $0.count) < (cost($1), $1.count) } ?? []
+        return best.cut
     }
 
     /// Why a part of a page did not leave (``runInParts``): the run is being cancelled, or the
@@ -425,7 +434,8 @@ struct SyncUpEngine {
     ///   - conflictsBefore: LEAVE_IF_CHANGED conflicts found before they were sent (by root entry
     ///     id), instead of a check now.
     ///   - beforeSending: awaited once the page is planned, before its first write is journaled
-    ///     and sent (whether or not it has any); what it throws ends the page with nothing written.
+    ///     and sent (whether or not it has any; not in a dry run, which sends nothing); what it
+    ///     throws ends the page with nothing written.
     ///   - answered: called once the org has answered the page's writes (and, under
     ///     LEAVE_IF_CHANGED, their read of new dates is on its way), before the page is saved.
     func syncPage(_ trees: inout [SyncUpTree], transport: SyncUpTransport, tally: inout Tally,
