@@ -27,6 +27,22 @@ import Testing
         }
     }
 
+    /// Many entries are parsed on every core (``SoupStore/parallelParseCount``): still in the
+    /// order asked, a repeated id read twice, a missing one skipped — as a few are.
+    @Test func retrievingManyKeepsTheOrderAsked() async throws {
+        try await withStore { (store) async throws in
+            try await store.registerSoup(Self.spec)
+            let count = SoupStore.parallelParseCount + 500
+            let stored = try await store.upsert((0..<count).map { entry(["Name": .string("n\($0)"), "Number": .integer(Int64($0))]) }, into: "Accounts")
+            let asked = Array(ids(stored).reversed()) + [Int64(count + 10), ids(stored)[7]]
+            let retrieved = try await store.retrieve(ids: asked, from: "Accounts")
+            #expect(retrieved.count == count + 1)
+            #expect(retrieved.map(\.soupEntryId) == (Array(ids(stored).reversed()) + [ids(stored)[7]]).map { Optional($0) })
+            #expect(retrieved.first?["Name"] == .string("n\(count - 1)"))
+            #expect(retrieved.last?["Number"] == .integer(7))
+        }
+    }
+
     @Test func updateBySoupEntryId() async throws {
         try await withStore { (store) async throws in
             try await store.registerSoup(Self.spec)

@@ -1,3 +1,5 @@
+import JSON
+import Soups
 import Testing
 
 @testable import Stages
@@ -33,5 +35,44 @@ struct SyncUpOverlapCutTests {
     @Test func aPageOfThousandsOfSingleRecordRequestsIsCutEvenly() {
         // One request a record (`rest`): 3,000 requests, cut in thirds.
         #expect(SyncUpEngine.quickestCut(writes: Array(repeating: 1, count: 3000)) == [1000, 2000])
+    }
+
+    /// The cut is found from writes planned without their fields: the same writes, packed into
+    /// the same requests, as the page's own plan.
+    @Test func writesPlannedWithoutFieldsPackAsThePlanDoes() {
+        func record(_ soup: String, _ type: String, _ fields: JSONObject) -> SyncUpRecord {
+            SyncUpRecord(soup: soup, entry: fields, objectType: type, idField: "Id", modificationDateField: "LastModifiedDate",
+                         externalIdField: nil, createFields: nil, updateFields: nil)
+        }
+        var trees = (0..<300).map { index in
+            let parent: JSONObject = ["Id": .string("local_p\(index)"), "Name": .string("Account \(index)"), "__local__": .bool(true), "__locally_created__": .bool(true),
+                                      "_soupEntryId": .integer(Int64(index + 1))]
+            let children = (0..<(index % 7)).map { child -> SyncUpRecord in
+                let fields: JSONObject = child == 0
+                    ? ["Id": .string("003000000000\(index)AAA"), "LastName": .string("Old"), "AccountId": .string("local_p\(index)"), "__local__": .bool(true), "__locally_updated__": .bool(true),
+                       "_soupEntryId": .integer(Int64(10_000 + index * 10 + child))]
+                    : ["Id": .string("local_c\(index)_\(child)"), "LastName": .string("New \(child)"), "AccountId": .string("local_p\(index)"), "__local__": .bool(true),
+                       "__locally_created__": .bool(true), "_soupEntryId": .integer(Int64(10_000 + index * 10 + child))]
+                return record("Contacts", "Contact", fields)
+            }
+            return SyncUpTree(parent: record("Accounts", "Account", parent), children: children, relationship: .lookup,
+                              parentIdField: "AccountId", childRelationshipName: "Contacts")
+        }
+        var shapes = trees
+        let full = trees.indices.map { SyncUpPlanner().plan(&trees[$0], index: $0).operations }
+        let shape = shapes.indices.map { SyncUpPlanner(payloads: false).plan(&shapes[$0], index: $0).operations }
+        #expect(full.joined().contains { !$0.fields.isEmpty })
+        #expect(shape.joined().allSatisfy { $0.fields.isEmpty })
+        func summary(_ operations: [[SyncUpOperation]]) -> [String] {
+            operations.joined().map { "\($0.key.referenceId) \($0.kind) \($0.objectType) \($0.parentLink?.parent.referenceId ?? "-")" }
+        }
+        #expect(summary(shape) == summary(full))
+        func requests(_ operations: [[SyncUpOperation]]) -> [[[String]]] {
+            SyncUpPacker(transport: .collections).phases(operations).map { phase in
+                phase.map { request in request.operations.map(\.key.referenceId) }
+            }
+        }
+        #expect(requests(shape) == requests(full))
+        #expect(requests(full).first?.count ?? 0 > 1)
     }
 }

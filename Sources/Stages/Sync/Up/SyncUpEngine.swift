@@ -253,7 +253,8 @@ struct SyncUpEngine {
     private func overlapCuts(_ trees: [SyncUpTree], transport: SyncUpTransport) -> [Int] {
         guard !settings.dryRun, transport != .bulk, target.treesAreIndependent, trees.count > 1 else { return [] }
         var planned = trees
-        let planner = SyncUpPlanner()
+        // Packing reads no write's fields: the cut is found without building any payload.
+        let planner = SyncUpPlanner(payloads: false)
         let operations = planned.indices.map { planner.plan(&planned[$0], index: $0).operations }
         guard let first = SyncUpPacker(transport: transport).phases(operations).first, first.count > 1 else { return [] }
         var cuts: [Int] = []

@@ -5,6 +5,11 @@ import Soups
 /// then every dirty child; children of a parent created in this sync all follow it (linked to its
 /// new id); master-detail children of a deleted parent are left to the server's cascade.
 struct SyncUpPlanner {
+    /// Whether the writes carry their fields. Without them a plan is only the writes' shape
+    /// (which records, what kind, which object): what packing them into requests needs, as
+    /// where to cut a page does — at a fraction of the cost, no record's payload being built.
+    var payloads = true
+
     /// The writes of a tree, and the records settled without a request.
     struct TreePlan {
         var operations: [SyncUpOperation] = []
@@ -70,9 +75,9 @@ struct SyncUpPlanner {
                                    recordId: record.id, fields: JSONObject())
         case .update:
             return SyncUpOperation(key: key, kind: .update, objectType: type, soup: record.soup, entryId: record.entryId,
-                                   recordId: record.id, fields: record.payload(for: .update))
+                                   recordId: record.id, fields: payloads ? record.payload(for: .update) : JSONObject())
         default:
-            var fields = record.payload(for: .create)
+            var fields = payloads ? record.payload(for: .create) : JSONObject()
             if let field = record.externalIdField, let value = record.externalIdValue {
                 fields[field] = nil
                 return SyncUpOperation(key: key, kind: .upsert, objectType: type, soup: record.soup, entryId: record.entryId,
