@@ -38,41 +38,54 @@ struct SyncUpOverlapCutTests {
     }
 
     /// The cut is found from writes planned without their fields: the same writes, packed into
-    /// the same requests, as the page's own plan.
+    /// the same requests by every transport, as the page's own plan — new, existing and upserted
+    /// parents, children created and updated.
     @Test func writesPlannedWithoutFieldsPackAsThePlanDoes() {
-        func record(_ soup: String, _ type: String, _ fields: JSONObject) -> SyncUpRecord {
+        func record(_ soup: String, _ type: String, _ fields: JSONObject, externalId: String? = nil) -> SyncUpRecord {
             SyncUpRecord(soup: soup, entry: fields, objectType: type, idField: "Id", modificationDateField: "LastModifiedDate",
-                         externalIdField: nil, createFields: nil, updateFields: nil)
+                         externalIdField: externalId, createFields: nil, updateFields: nil)
         }
         var trees = (0..<300).map { index in
-            let parent: JSONObject = ["Id": .string("local_p\(index)"), "Name": .string("Account \(index)"), "__local__": .bool(true), "__locally_created__": .bool(true),
+            // Every third parent is in the org already (updated), every fifth new one is upserted.
+            let existing = index % 3 == 0
+            let parentId = existing ? "001000000000\(index)AAA" : "local_p\(index)"
+            var parent: JSONObject = ["Id": .string(parentId), "Name": .string("Account \(index)"), "__local__": .bool(true),
                                       "_soupEntryId": .integer(Int64(index + 1))]
+            parent[existing ? "__locally_updated__" : "__locally_created__"] = .bool(true)
+            let upserted = !existing && index % 5 == 0
+            if upserted { parent["External_Id__c"] = .string("X-\(index)") }
             let children = (0..<(index % 7)).map { child -> SyncUpRecord in
                 let fields: JSONObject = child == 0
-                    ? ["Id": .string("003000000000\(index)AAA"), "LastName": .string("Old"), "AccountId": .string("local_p\(index)"), "__local__": .bool(true), "__locally_updated__": .bool(true),
-                       "_soupEntryId": .integer(Int64(10_000 + index * 10 + child))]
-                    : ["Id": .string("local_c\(index)_\(child)"), "LastName": .string("New \(child)"), "AccountId": .string("local_p\(index)"), "__local__": .bool(true),
+                    ? ["Id": .string("003000000000\(index)AAA"), "LastName": .string("Old"), "AccountId": .string(parentId), "__local__": .bool(true),
+                       "__locally_updated__": .bool(true), "_soupEntryId": .integer(Int64(10_000 + index * 10 + child))]
+                    : ["Id": .string("local_c\(index)_\(child)"), "LastName": .string("New \(child)"), "AccountId": .string(parentId), "__local__": .bool(true),
                        "__locally_created__": .bool(true), "_soupEntryId": .integer(Int64(10_000 + index * 10 + child))]
                 return record("Contacts", "Contact", fields)
             }
-            return SyncUpTree(parent: record("Accounts", "Account", parent), children: children, relationship: .lookup,
-                              parentIdField: "AccountId", childRelationshipName: "Contacts")
+            return SyncUpTree(parent: record("Accounts", "Account", parent, externalId: upserted ? "External_Id__c" : nil), children: children,
+                              relationship: .lookup, parentIdField: "AccountId", childRelationshipName: "Contacts")
         }
         var shapes = trees
         let full = trees.indices.map { SyncUpPlanner().plan(&trees[$0], index: $0).operations }
         let shape = shapes.indices.map { SyncUpPlanner(payloads: false).plan(&shapes[$0], index: $0).operations }
-        #expect(full.joined().contains { !$0.fields.isEmpty })
-        #expect(shape.joined().allSatisfy { $0.fields.isEmpty })
+        #expect(Set(full.joined().map { "\($0.kind)" }) == ["create", "update", "upsert"])
+        #expect(full.joined().contains { $0.fields.keys.contains { $0 != "AccountId" } })
+        // Without payloads a write carries at most its existing parent's id.
+        #expect(shape.joined().allSatisfy { $0.fields.keys.allSatisfy { $0 == "AccountId" } })
         func summary(_ operations: [[SyncUpOperation]]) -> [String] {
-            operations.joined().map { "\($0.key.referenceId) \($0.kind) \($0.objectType) \($0.parentLink?.parent.referenceId ?? "-")" }
-        }
-        #expect(summary(shape) == summary(full))
-        func requests(_ operations: [[SyncUpOperation]]) -> [[[String]]] {
-            SyncUpPacker(transport: .collections).phases(operations).map { phase in
-                phase.map { request in request.operations.map(\.key.referenceId) }
+            operations.joined().map {
+                "\($0.key.referenceId) \($0.kind) \($0.objectType) \($0.externalIdValue ?? "-") \($0.parentLink?.parent.referenceId ?? "-")"
             }
         }
-        #expect(requests(shape) == requests(full))
-        #expect(requests(full).first?.count ?? 0 > 1)
+        #expect(summary(shape) == summary(full))
+        for transport in SyncUpTransport.allCases {
+            func requests(_ operations: [[SyncUpOperation]]) -> [[[String]]] {
+                SyncUpPacker(transport: transport).phases(operations).map { phase in
+                    phase.map { request in request.operations.map(\.key.referenceId) }
+                }
+            }
+            #expect(requests(shape) == requests(full), "\(transport)")
+        }
+        #expect(SyncUpPacker(transport: .collections).phases(full).first?.count ?? 0 > 1)
     }
 }

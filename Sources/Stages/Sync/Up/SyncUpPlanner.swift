@@ -5,9 +5,9 @@ import Soups
 /// then every dirty child; children of a parent created in this sync all follow it (linked to its
 /// new id); master-detail children of a deleted parent are left to the server's cascade.
 struct SyncUpPlanner {
-    /// Whether the writes carry their fields. Without them a plan is only the writes' shape
-    /// (which records, what kind, which object): what packing them into requests needs, as
-    /// where to cut a page does — at a fraction of the cost, no record's payload being built.
+    /// Whether the writes carry their fields. Without them a plan is the writes' shape (which
+    /// records, what kind, which object; a child of a parent in the org still names its id):
+    /// what packing them into requests needs, as where to cut a page does — no payload built.
     var payloads = true
 
     /// The writes of a tree, and the records settled without a request.
