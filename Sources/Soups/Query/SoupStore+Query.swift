@@ -30,30 +30,22 @@ extension SoupStore {
 
     /// Entries by `_soupEntryId`, in the order asked; missing ids are skipped.
     public func retrieve(ids: [Int64], from soupName: String) async throws -> [JSONObject] {
-        // Few entries are parsed from SQLite's bytes as they are read (no row or string built on
-        // the way); many are copied out and parsed on every core (a page of trees, a Bulk save).
-        let parseBeside = ids.count >= Self.parallelParseCount
-        let (found, texts) = try await pool.read { db in
+        // The bytes are copied out of the read and parsed after it: many entries (a page of
+        // trees, a Bulk save) on every core, as `concurrentMap` decides.
+        let texts = try await pool.read { db in
             let table = try SoupTable.load(db, soupName: soupName)
-            var found: [Int64: JSONObject] = [:]
             var texts: [Int64: [UInt8]] = [:]
-            if parseBeside { texts.reserveCapacity(ids.count) } else { found.reserveCapacity(ids.count) }
+            texts.reserveCapacity(ids.count)
             var statement = ChunkStatement { "SELECT id, soup FROM \(table.tableName) WHERE id IN (\(Self.placeholders($0)))" }
             for chunk in ids.chunked(into: 500) {
                 let raw = try statement.statement(db, size: chunk.count)
                 for (offset, id) in chunk.enumerated() { raw.bind(id, at: Int32(offset + 1)) }
-                try raw.forEachRow { row in
-                    if parseBeside { texts[row.int64(0)] = row.bytes(1) } else { found[row.int64(0)] = try Self.decodeEntry(row.text(1)) }
-                }
+                try raw.forEachRow { row in texts[row.int64(0)] = row.bytes(1) }
             }
-            return (found, texts)
+            return texts
         }
-        guard parseBeside else { return ids.compactMap { found[$0] } }
         return try await ids.compactMap { texts[$0] }.concurrentMap { try Self.decodeEntry($0) }
     }
-
-    /// From how many entries ``retrieve(ids:from:)`` parses them on every core.
-    static let parallelParseCount = 1000
 
     /// Dirty entries (`__local__` true, however it was written) in numeric `_soupEntryId` order,
     /// `limit` at a time after `afterId`, so callers can walk any number of them in constant memory.
