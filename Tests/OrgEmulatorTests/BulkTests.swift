@@ -101,6 +101,23 @@ import Testing
         }
     }
 
+    /// An insert job's rows go without a savepoint each: a row failing its last check (a
+    /// duplicate unique value) has written nothing, and its id is never seen again.
+    @Test func aRowFailingItsLastCheckLeavesNoTrace() async throws {
+        try await withEmulator { (emu) async throws in
+            let id = try await createIngest(emu, ["object": "Account", "operation": "insert"])
+            #expect(try await upload(emu, id, "Name,External_Id__c\nOne,ROW-1\nTwo,ROW-1\nThree,ACME-1\nFour,ROW-4\n") == 201)
+            #expect(try await emu.rest("PATCH", "/jobs/ingest/\(id)", json: ["state": "UploadComplete"]).status == 200)
+            let info = try await finished(emu, id)
+            #expect(info["numberRecordsProcessed"] == 4 && info["numberRecordsFailed"] == 2, "\(info)")
+            let failures = try await emu.rest("GET", "/jobs/ingest/\(id)/failedResults/").text
+            #expect(failures.components(separatedBy: "DUPLICATE_VALUE").count == 3, "\(failures)")
+            #expect(try await emu.count("Account") == 5, "the seed's 3 and the two that passed")
+            #expect(try await emu.record("Account", try await emu.id("Account", "External_Id__c", "ROW-1"))["Name"] == "One")
+            #expect(try await emu.record("Account", try await emu.id("Account", "External_Id__c", "ACME-1"))["Name"] != "Three")
+        }
+    }
+
     @Test func upsertUpdateAndDeleteJobs() async throws {
         try await withEmulator { (emu) async throws in
             let upsert = try await createIngest(emu, ["object": "Account", "operation": "upsert", "externalIdFieldName": "External_Id__c"])

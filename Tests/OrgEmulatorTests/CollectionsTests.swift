@@ -154,6 +154,42 @@ import Testing
         }
     }
 
+    /// Creates, updates and upserts go without a savepoint per record: one failing its last check
+    /// (a duplicate unique value, found after every other check passed) has written nothing, in
+    /// the record's own fields or anywhere else, and the records around it are kept.
+    @Test func aRecordFailingItsLastCheckLeavesNoTrace() async throws {
+        try await withEmulator { emu in
+            let acme = try await emu.id("Account", "External_Id__c", "ACME-1")
+            let before = try await emu.record("Account", acme)
+            let created = try #require(try await emu.rest("POST", "/composite/sobjects", json: ["allOrNone": false, "records": [
+                ["attributes": ["type": "Account"], "Name": "First", "External_Id__c": "DUP-1"],
+                ["attributes": ["type": "Account"], "Name": "Second", "External_Id__c": "DUP-1"],
+                ["attributes": ["type": "Account"], "Name": "Third", "External_Id__c": "ACME-1"],
+                ["attributes": ["type": "Account"], "Name": "Fourth", "External_Id__c": "DUP-4"],
+            ]]).json.arrayValue)
+            #expect(created.map { $0["success"] } == [true, false, false, true])
+            #expect(created[1]["errors"]?[0]?["statusCode"] == "DUPLICATE_VALUE" && created[2]["errors"]?[0]?["statusCode"] == "DUPLICATE_VALUE")
+            let first = try await emu.id("Account", "External_Id__c", "DUP-1")
+            #expect(try await emu.record("Account", first)["Name"] == "First")
+            #expect(try await emu.count("Account") == 5, "the seed's 3 and the two that passed")
+
+            let updated = try #require(try await emu.rest("PATCH", "/composite/sobjects", json: ["allOrNone": false, "records": [
+                ["attributes": ["type": "Account"], "Id": .string(acme), "Name": "Renamed", "External_Id__c": "DUP-4"],
+                ["attributes": ["type": "Account"], "Id": .string(first), "Industry": "Energy"],
+            ]]).json.arrayValue)
+            #expect(updated.map { $0["success"] } == [false, true])
+            let after = try await emu.record("Account", acme)
+            #expect(after["Name"] == before["Name"] && after["External_Id__c"] == "ACME-1" && after["LastModifiedDate"] == before["LastModifiedDate"])
+
+            let upserted = try #require(try await emu.rest("PATCH", "/composite/sobjects/Account/Id", json: ["allOrNone": false, "records": [
+                ["attributes": ["type": "Account"], "Id": .string(acme), "Name": "Upserted", "External_Id__c": "DUP-1"],
+            ]]).json.arrayValue)
+            #expect(upserted.first?["errors"]?[0]?["statusCode"] == "DUPLICATE_VALUE")
+            #expect(try await emu.record("Account", acme)["Name"] == before["Name"])
+            #expect(try await emu.count("Account") == 5)
+        }
+    }
+
     @Test func deleteByIds() async throws {
         try await withEmulator { emu in
             let one = try await emu.create("Account", ["Name": "Delete one"])

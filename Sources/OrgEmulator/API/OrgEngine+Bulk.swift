@@ -241,12 +241,14 @@ extension OrgEngine {
         return nil
     }
 
-    /// Writes rows `nextRow..<end` in one transaction, each under a savepoint: failures go to
-    /// failedResults with `CODE:message:fields --`, the rest to successfulResults.
+    /// Writes rows `nextRow..<end` in one transaction (a failed row leaves no trace: a delete
+    /// runs under a savepoint, the other operations write only once every check has passed):
+    /// failures go to failedResults with `CODE:message:fields --`, the rest to successfulResults.
     private func ingestRows(_ job: inout BulkJob, upTo end: Int) {
         let object = schema.object(job.object)!
         let version = job.apiVersion
-        let (operation, header, externalId) = (job.operation, job.header, job.externalIdFieldName)
+        let (operation, externalId) = (job.operation, job.externalIdFieldName)
+        let columns = job.header.map { ingestColumn($0, object: object) }
         let rows = job.pending[job.nextRow..<end]
         var results: [(row: [String], id: String, created: Bool, error: APIError?)] = []
         results.reserveCapacity(rows.count)
@@ -254,32 +256,39 @@ extension OrgEngine {
             try writeBlock { db in
                 var ids = operation == "insert" ? try RecordStore.reserveIds(db, prefix: object.keyPrefix, count: rows.count) : nil
                 for row in rows {
-                    var fields = JSONObject()
                     var id = ""
-                    for (column, value) in zip(header, row) {
-                        if column.lowercased() == "id" { id = value; continue }
-                        if value.isEmpty { continue }
-                        fields[column] = value == "#N/A" ? .null : .string(value)
-                    }
                     do {
-                        let (recordId, created) = try db.withRecordSavepoint { () throws(APIError) -> (String, Bool) in
-                            let resolved = try self.resolveRelationshipColumns(fields, object: object, db: db)
+                        var fields = JSONObject()
+                        for (column, value) in zip(columns, row) {
+                            switch column {
+                            case .id: id = value
+                            case .field(let name) where !value.isEmpty: fields[name] = value == "#N/A" ? .null : .string(value)
+                            case .relationship(let reference, let parent, let key, let spelled) where !value.isEmpty:
+                                fields[reference] = value == "#N/A" ? .null
+                                    : .string(try resolve(value, parent: parent, field: key, spelled: spelled, reference: reference, db: db))
+                            case .field, .relationship: continue
+                            }
+                        }
+                        let input = fields
+                        let write = { [id] () throws(APIError) -> (String, Bool) in
                             switch operation {
                             case "insert":
-                                return (try self.createRecord(db, object: object, input: resolved, reservedId: ids?.take()), true)
+                                return (try self.createRecord(db, object: object, input: input, reservedId: ids?.take()), true)
                             case "update":
-                                try self.updateRecord(db, object: object, id: id, input: resolved)
+                                try self.updateRecord(db, object: object, id: id, input: input)
                                 return (id, false)
                             case "upsert":
                                 let key = externalId!
-                                let value = key.lowercased() == "id" ? id : (resolved[key]?.stringValue ?? "")
-                                let result = try self.upsertRecord(db, object: object, fieldName: key, value: value, input: resolved, version: version)
+                                let value = key.lowercased() == "id" ? id : (input[key]?.stringValue ?? "")
+                                let result = try self.upsertRecord(db, object: object, fieldName: key, value: value, input: input, version: version)
                                 return (result.id, result.created)
                             default:
                                 try self.deleteRecord(db, object: object, id: id)
                                 return (id, false)
                             }
                         }
+                        // Only a delete (its cascade) may fail after writing.
+                        let (recordId, created) = operation == "delete" || operation == "hardDelete" ? try db.withRecordSavepoint(write) : try write()
                         results.append((row, recordId, created, nil))
                     } catch let error as APIError {
                         results.append((row, id, false, error))
@@ -302,24 +311,32 @@ extension OrgEngine {
         job.nextRow = end
     }
 
-    /// Turns `Account.External_Id__c` columns into the lookup field's id.
-    private func resolveRelationshipColumns(_ fields: JSONObject, object: ObjectSchema, db: Database) throws(APIError) -> JSONObject {
-        var resolved = JSONObject()
-        for (column, value) in fields {
-            let parts = column.split(separator: ".", maxSplits: 1).map(String.init)
-            guard parts.count == 2, let reference = object.relationship(parts[0]),
-                  let parent = reference.referenceTo.flatMap({ schema.object($0) }) else {
-                resolved[column] = value
-                continue
-            }
-            guard let key = value.stringValue else { resolved[reference.name] = .null; continue }
-            let ids = (try? RecordStore.ids(db, type: parent.name, field: parent.field(parts[1])?.name ?? parts[1], equalTo: key, limit: 2)) ?? []
-            guard ids.count == 1 else {
-                throw APIError(400, "INVALID_FIELD", "Foreign key external ID: \(key) not found for field \(parts[1]) in entity \(parent.name)", fields: [reference.name])
-            }
-            resolved[reference.name] = .string(ids[0])
+    /// Where a job's CSV column goes in each record, worked out once per chunk.
+    private enum IngestColumn {
+        /// The record's `Id` (any case).
+        case id
+        /// A field, named as the column is.
+        case field(String)
+        /// `Account.External_Id__c`: the lookup `reference` takes the id of the `parent` record
+        /// whose `field` has the value (`spelled` as the column names it).
+        case relationship(reference: String, parent: String, field: String, spelled: String)
+    }
+
+    private func ingestColumn(_ column: String, object: ObjectSchema) -> IngestColumn {
+        if column.lowercased() == "id" { return .id }
+        let parts = column.split(separator: ".", maxSplits: 1).map(String.init)
+        guard parts.count == 2, let reference = object.relationship(parts[0]),
+              let parent = reference.referenceTo.flatMap({ schema.object($0) }) else { return .field(column) }
+        return .relationship(reference: reference.name, parent: parent.name, field: parent.field(parts[1])?.name ?? parts[1], spelled: parts[1])
+    }
+
+    /// The id of the one live `parent` record whose `field` is `key` (an `Account.External_Id__c` column).
+    private func resolve(_ key: String, parent: String, field: String, spelled: String, reference: String, db: Database) throws(APIError) -> String {
+        let ids = (try? RecordStore.ids(db, type: parent, field: field, equalTo: key, limit: 2)) ?? []
+        guard ids.count == 1 else {
+            throw APIError(400, "INVALID_FIELD", "Foreign key external ID: \(key) not found for field \(spelled) in entity \(parent)", fields: [reference])
         }
-        return resolved
+        return ids[0]
     }
 
     private func csv(_ job: BulkJob, header: [String], rows: [[String]]) -> EmulatorResponse {

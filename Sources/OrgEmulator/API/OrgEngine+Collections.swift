@@ -68,7 +68,7 @@ extension OrgEngine {
             let reserve = { (db: Database) throws in
                 for (prefix, count) in creates { reserved[prefix] = try RecordStore.reserveIds(db, prefix: prefix, count: count) }
             }
-            return .json(200, .array(try runCollection(records.count, allOrNone: allOrNone, before: reserve) { db, index throws(APIError) -> JSONObject in
+            return .json(200, .array(try runCollection(records.count, allOrNone: allOrNone, before: reserve, savepoints: false) { db, index throws(APIError) -> JSONObject in
                 guard let record = records[index].objectValue else { throw APIError(400, "INVALID_FIELD", "record is not an object", fields: []) }
                 if let (object, field) = upsertTarget {
                     guard let key = record[field].map({ $0.stringValue ?? ($0.isNull ? "" : $0.jsonString) }) ?? (field.lowercased() == "id" ? "" : nil) else {
@@ -105,7 +105,7 @@ extension OrgEngine {
                 throw APIError(400, "EXCEEDED_ID_LIMIT", "record limit reached. cannot submit more than \(Self.collectionLimit) records into this call")
             }
             let allOrNone = request.query["allOrNone"] == "true"
-            return .json(200, .array(try runCollection(ids.count, allOrNone: allOrNone) { db, index throws(APIError) -> JSONObject in
+            return .json(200, .array(try runCollection(ids.count, allOrNone: allOrNone, savepoints: true) { db, index throws(APIError) -> JSONObject in
                 try deleteRecord(db, object: nil, id: ids[index])
                 return ["id": .string(SalesforceId.normalize(ids[index]) ?? ids[index]), "success": true, "errors": []]
             }))
@@ -114,11 +114,15 @@ extension OrgEngine {
         }
     }
 
-    /// Runs one operation per record in a transaction, each under a savepoint so a failed record
-    /// leaves no trace; with `allOrNone` any failure rolls every record back. Injected record
-    /// faults (`recordErrorRate`) fail single records here.
-    /// - Parameter before: runs in the transaction before the first record (outside any record's savepoint).
-    func runCollection(_ count: Int, allOrNone: Bool, before: (Database) throws -> Void = { _ in },
+    /// Runs one operation per record in a transaction, so a failed record leaves no trace; with
+    /// `allOrNone` any failure rolls every record back. Injected record faults (`recordErrorRate`)
+    /// fail single records here.
+    /// - Parameters:
+    ///   - before: runs in the transaction before the first record (outside any record's savepoint).
+    ///   - savepoints: each record under a savepoint of its own, for operations that may fail
+    ///     after writing (a delete's cascade); creates, updates and upserts write only once every
+    ///     check has passed, and go without.
+    func runCollection(_ count: Int, allOrNone: Bool, before: (Database) throws -> Void = { _ in }, savepoints: Bool,
                        _ operation: (Database, Int) throws(APIError) -> JSONObject) throws(APIError) -> [JSONValue] {
         var results: [JSONObject] = []
         var failed = false
@@ -132,7 +136,9 @@ extension OrgEngine {
                         if recordFaults[index] {
                             throw APIError(400, faultCode, "Injected record fault: \(faultCode)", fields: [])
                         }
-                        let result = try db.withRecordSavepoint { () throws(APIError) -> JSONObject in try operation(db, index) }
+                        let result = savepoints
+                            ? try db.withRecordSavepoint { () throws(APIError) -> JSONObject in try operation(db, index) }
+                            : try operation(db, index)
                         results.append(result)
                     } catch let error as APIError {
                         failed = true

@@ -15,7 +15,9 @@ extension OrgEngine {
         (try? Bool.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) > 0 FROM records WHERE id = ? AND isDeleted = 0"), arguments: [id])) ?? false
     }
 
-    /// Creates a record and returns its id.
+    /// Creates a record and returns its id. Every check comes first: a create that fails has
+    /// written nothing (but, without `reservedId`, maybe taken an id), so its caller needs no
+    /// savepoint to undo it.
     /// - Parameter reservedId: an id taken for it beforehand (``RecordStore/reserveIds(_:prefix:count:)``);
     ///   a new one is taken when `nil`.
     func createRecord(_ db: Database, object: ObjectSchema, input: JSONObject, reservedId: String? = nil) throws(APIError) -> String {
@@ -26,13 +28,15 @@ extension OrgEngine {
         try Self.checkRecordType(values, object: object)
         let now = clock.now()
         do {
+            // Checked before anything is written: a create that fails has written nothing (a
+            // collection's records need no savepoint of their own).
+            try checkUnique(db, object: object, values: values, excluding: reservedId ?? "")
             let id = try reservedId ?? RecordStore.nextId(db, prefix: object.keyPrefix)
-            try checkUnique(db, object: object, values: values, excluding: id)
             // Every field of the object, built in one go (a lookup per field would cost more).
             let system = Self.systemValues(id: id, userId: try currentUserId(db), timestamp: .string(SalesforceTime.format(now)))
             var pairs = system.map { ($0.key, $0.value) }
             pairs.reserveCapacity(object.fields.count + pairs.count)
-            for (name, empty) in object.emptyValues where !Self.systemFieldNames.contains(name) {
+            for (name, empty) in object.emptyDataValues {
                 pairs.append((name, values[name] ?? empty))
             }
             var fields = JSONObject(uniqueKeysWithValues: pairs)
@@ -82,7 +86,8 @@ extension OrgEngine {
         return record
     }
 
-    /// Updates the given fields of a record.
+    /// Updates the given fields of a record, written in one statement once every check has
+    /// passed (a failed update has written nothing).
     func updateRecord(_ db: Database, object: ObjectSchema, id: String, input: JSONObject) throws(APIError) {
         var record = try existingRecord(db, object: object, id: id)
         var fields = input

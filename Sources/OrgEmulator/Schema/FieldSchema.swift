@@ -117,7 +117,7 @@ public struct ObjectSchema: Sendable {
         var requiredOnCreate: [String] = []
         var unique: [String] = []
         var compound: [(name: String, parts: [String])] = []
-        var emptyValues: [(name: String, value: JSONValue)] = []
+        var emptyDataValues: [(name: String, value: JSONValue)] = []
 
         init(_ fields: [FieldSchema]) {
             for (index, field) in fields.enumerated().reversed() {
@@ -129,7 +129,9 @@ public struct ObjectSchema: Sendable {
                 if field.isRequiredOnCreate { requiredOnCreate.append(field.name) }
                 if field.unique { unique.append(field.name) }
                 if !field.compound.isEmpty { compound.append((field.name, field.compound)) }
-                emptyValues.append((field.name, field.type == .boolean ? .bool(false) : .null))
+                if !OrgEngine.systemFieldNames.contains(field.name) {
+                    emptyDataValues.append((field.name, field.type == .boolean ? .bool(false) : .null))
+                }
             }
         }
     }
@@ -142,8 +144,9 @@ public struct ObjectSchema: Sendable {
     var uniqueFields: [String] { derived.unique }
     /// The compound fields (`Name` of a Contact) with the fields they are made of.
     var compoundFields: [(name: String, parts: [String])] { derived.compound }
-    /// Every field with the value a new record holds when given none (`false` for a checkbox).
-    var emptyValues: [(name: String, value: JSONValue)] { derived.emptyValues }
+    /// Every field but the system ones (which a create sets itself) with the value a new record
+    /// holds when given none (`false` for a checkbox).
+    var emptyDataValues: [(name: String, value: JSONValue)] { derived.emptyDataValues }
 
     public init(name: String, label: String, labelPlural: String, keyPrefix: String, custom: Bool, fields: [FieldSchema],
                 childRelationships: [ChildRelationship] = [], recordTypes: [RecordTypeInfo] = [], tooling: Bool = false) {
