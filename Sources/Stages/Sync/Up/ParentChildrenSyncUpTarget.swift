@@ -42,17 +42,29 @@ public struct ParentChildrenSyncUpTarget: SyncUpTarget {
     /// Dirty parents, plus the parents of dirty children. A dirty child whose parent is not in the
     /// parent soup is never sent (as in Mobile Sync): it has no tree.
     public func candidateIds(in store: SoupStore) async throws -> [Int64] {
-        var ids = Set(try await store.dirtyEntryIds(in: parent.soupName))
-        try await forEachDirtyChildPage(in: store) { _, parents in
-            for entries in parents.values { ids.formUnion(entries.compactMap(\.soupEntryId)) }
-        }
-        return ids.sorted()
+        try await walk(in: store, candidates: true, stranded: false).candidateIds
     }
 
     /// Dirty children whose parent id names no entry of the parent soup: no tree reaches them.
     public func strandedRecords(in store: SoupStore) async throws -> [SyncUpStrandedRecord] {
+        try await walk(in: store, candidates: false, stranded: true).stranded
+    }
+
+    /// Both from one walk over the dirty children.
+    public func candidateIdsAndStranded(in store: SoupStore) async throws -> (candidateIds: [Int64], stranded: [SyncUpStrandedRecord]) {
+        try await walk(in: store, candidates: true, stranded: true)
+    }
+
+    /// The candidates (when asked: the dirty parents and the parents of dirty children) and the
+    /// stranded children (when asked), from one walk over the dirty children.
+    private func walk(in store: SoupStore, candidates: Bool, stranded: Bool) async throws -> (candidateIds: [Int64], stranded: [SyncUpStrandedRecord]) {
+        var ids = candidates ? Set(try await store.dirtyEntryIds(in: parent.soupName)) : []
         var reasons: [(id: Int64, reason: String)] = []
         try await forEachDirtyChildPage(in: store) { page, parents in
+            if candidates {
+                for entries in parents.values { ids.formUnion(entries.compactMap(\.soupEntryId)) }
+            }
+            guard stranded else { return }
             for entry in page where parents[entry[children.parentIdFieldName] ?? .null]?.isEmpty ?? true {
                 guard let id = entry.soupEntryId else { continue }
                 let parentId = entry[children.parentIdFieldName]?.stringValue
@@ -62,15 +74,15 @@ public struct ParentChildrenSyncUpTarget: SyncUpTarget {
             }
         }
         // Read whole only now: the walk above kept each child's parent id alone.
-        var stranded: [SyncUpStrandedRecord] = []
+        var records: [SyncUpStrandedRecord] = []
         for chunk in reasons.chunked(into: 2000) {
             let entries = try await store.retrieve(ids: chunk.map(\.id), from: children.soupName)
             let byId = Dictionary(entries.compactMap { entry in entry.soupEntryId.map { ($0, entry) } }, uniquingKeysWith: { first, _ in first })
             for (id, reason) in chunk {
-                if let entry = byId[id] { stranded.append(SyncUpStrandedRecord(record: childRecord(entry), reason: reason)) }
+                if let entry = byId[id] { records.append(SyncUpStrandedRecord(record: childRecord(entry), reason: reason)) }
             }
         }
-        return stranded
+        return (ids.sorted(), records)
     }
 
     /// The dirty children, 2,000 at a time — each with its parent id field only — with the parent

@@ -105,14 +105,22 @@ struct SyncUpEngine {
     /// A first round sends every candidate; when answers were lost, up to two more rounds find
     /// them in the org (adopting those it applied) and send what still waits on them.
     private func runRounds(_ tally: inout Tally) async throws {
-        try await reportStranded(&tally)
         var settledRoots = Set<Int64>()
         for round in 0..<3 {
             var heldBack: [String: Set<Int64>] = [:]
             if !settings.dryRun {
                 heldBack = try await reconcile(&tally)
             }
-            let ids = try await target.candidateIds(in: store).filter { !settledRoots.contains($0) }
+            let ids: [Int64]
+            if round == 0 {
+                // What to send and what no tree reaches, found together once the journal is
+                // settled (a record it adopts is not stranded).
+                let found = try await target.candidateIdsAndStranded(in: store)
+                try await reportStranded(found.stranded, tally: &tally)
+                ids = found.candidateIds
+            } else {
+                ids = try await target.candidateIds(in: store).filter { !settledRoots.contains($0) }
+            }
             if round == 0 { try await tracker.setTotalSize(ids.count) } else if ids.isEmpty { break }
             let transport = settings.strategy.transport(for: target, records: ids.count, bulkThreshold: settings.bulkThreshold)
             logger.info("sync up \(settings.syncName): \(ids.count) tree(s) or record(s) to send, through \(transport.rawValue)\(round > 0 ? " (after lost answers, round \(round + 1))" : "")")
@@ -394,8 +402,7 @@ struct SyncUpEngine {
     }
 
     /// Dirty records no tree reaches are failures of the run, not silence.
-    private func reportStranded(_ tally: inout Tally) async throws {
-        let stranded = try await target.strandedRecords(in: store)
+    private func reportStranded(_ stranded: [SyncUpStrandedRecord], tally: inout Tally) async throws {
         guard !stranded.isEmpty else { return }
         var changes = SoupChangeSet()
         var rows: [SyncUpResultFiles.Row] = []

@@ -32,6 +32,10 @@ public protocol SyncUpTarget: Sendable {
     /// they wait. Default: none.
     func strandedRecords(in store: SoupStore) async throws -> [SyncUpStrandedRecord]
 
+    /// ``candidateIds(in:)`` and ``strandedRecords(in:)`` together, for a target that finds both
+    /// in one pass over the store (a sync up's first round asks for both). Default: one, then the other.
+    func candidateIdsAndStranded(in store: SoupStore) async throws -> (candidateIds: [Int64], stranded: [SyncUpStrandedRecord])
+
     /// The field holding the server id in `soup`'s entries. Default `Id`.
     func idFieldName(inSoup soup: String) -> String
 
@@ -60,6 +64,9 @@ extension SyncUpTarget {
     public var references: [SyncUpReference] { [] }
     public var treesAreIndependent: Bool { references.isEmpty }
     public func strandedRecords(in store: SoupStore) async throws -> [SyncUpStrandedRecord] { [] }
+    public func candidateIdsAndStranded(in store: SoupStore) async throws -> (candidateIds: [Int64], stranded: [SyncUpStrandedRecord]) {
+        (try await candidateIds(in: store), try await strandedRecords(in: store))
+    }
     public func idFieldName(inSoup soup: String) -> String { "Id" }
     public func externalIdFieldName(inSoup soup: String) -> String? { nil }
 
