@@ -216,10 +216,10 @@ import Testing
         }
     }
 
-    /// A page filling three requests is sent and saved in three parts side by side (the org works
+    /// A page filling four requests is sent and saved in four parts side by side (the org works
     /// on each while the client saves the one before): each record written once, children linked,
     /// the LEAVE_IF_CHANGED check made once for the page still holding in the last part.
-    @Test func aPageFillingThreeRequestsIsSentAndSavedInThreeParts() async throws {
+    @Test func aPageFillingFourRequestsIsSentAndSavedInFourParts() async throws {
         let bench = try await SyncHarness()
         defer { Task { await bench.close() } }
         let pipeline = try bench.pipeline(syncs: """
@@ -232,9 +232,9 @@ import Testing
                 "options": { "mergeMode": "LEAVE_IF_CHANGED" } } ]
             """, stages: #"[ { "id": "up", "type": "syncUp", "sync": "trees" } ]"#)
         typealias H = SyncHarness
-        // 325 new trees of 1 + 5: 160 fill each of the first two requests; the rest, and two
-        // updates of records the org holds (one of them changed there since), go in the third.
-        let trees = 325
+        // 490 new trees of 1 + 5: 160 fill each of the first three requests; the rest, and two
+        // updates of records the org holds (one of them changed there since), go in the fourth.
+        let trees = 490
         try await bench.put((0..<trees).map { H.local("Account", "local_a\($0)", ["Name": .string("New \($0)")]) }, into: "Accounts", pipeline)
         let changed = try await bench.serverRecord("Account", ["Name": "Changed on the server"])
         let kept = try await bench.serverRecord("Account", ["Name": "Kept"])
@@ -251,9 +251,9 @@ import Testing
         #expect(stage.byObject["Account"] == ["created": trees, "updated": 1, "conflicts": 1], "\(stage.counts)")
         #expect(stage.byObject["Contact"]?["created"] == trees * 5)
         #expect(stage.counts["conflicts"] == 1 && stage.counts["failed"] == 0 && stage.counts["uncertain"] == 0, "\(stage.counts)")
-        // Three write requests, as for the page whole, and one conflict check; each part reads
+        // Four write requests, as for the page whole, and one conflict check; each part reads
         // its new dates.
-        #expect(outcome.report.api.byKind == ["composite": 6, "query": 1], "3 writes and a date refresh a part, the check: \(outcome.report.api.byKind)")
+        #expect(outcome.report.api.byKind == ["composite": 8, "query": 1], "4 writes and a date refresh a part, the check: \(outcome.report.api.byKind)")
 
         let accounts = try await bench.entries("Accounts", pipeline)
         let contacts = try await bench.entries("Contacts", pipeline)

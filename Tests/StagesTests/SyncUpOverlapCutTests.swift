@@ -5,11 +5,13 @@ import Testing
 @testable import Stages
 
 /// Where a page of several requests is cut into parts sent and saved side by side: the parts
-/// as even in writes as the requests allow, so each part's save hides behind the next's writes.
+/// as even in writes as the requests allow, so each part's save hides behind the next's writes,
+/// and the last (whose save hides behind nothing) the smallest.
 struct SyncUpOverlapCutTests {
-    @Test func sevenRequestsOfTreesSplitIntoThreeEvenParts() {
-        // 1,000 trees of 1 + 5: six full Composite requests and one of 40 trees.
-        #expect(SyncUpEngine.quickestCut(writes: Array(repeating: 960, count: 6) + [240]) == [2, 4])
+    @Test func sevenRequestsOfTreesSplitIntoFourPartsTheLastSmall() {
+        // 1,000 trees of 1 + 5: six full Composite requests and one of 40 trees. [1 | 2 | 2 | 2]
+        // costs as much, but its last part's save (and read of new dates) is five times longer.
+        #expect(SyncUpEngine.quickestCut(writes: Array(repeating: 960, count: 6) + [240]) == [2, 4, 6])
     }
 
     @Test func aSmallLastRequestStillMakesAPartOfItsOwn() {
@@ -18,13 +20,17 @@ struct SyncUpOverlapCutTests {
         #expect(SyncUpEngine.quickestCut(writes: [960, 960]) == [1])
     }
 
-    @Test func noMoreThanThreeParts() {
-        #expect(SyncUpEngine.quickestCut(writes: Array(repeating: 1000, count: 12)) == [4, 8])
+    @Test func noMoreThanFourParts() {
+        #expect(SyncUpEngine.quickestCut(writes: Array(repeating: 1000, count: 12)) == [3, 6, 9])
+        // Thirty Collections requests of 200: the last part a request smaller than the others.
+        #expect(SyncUpEngine.quickestCut(writes: Array(repeating: 200, count: 30)) == [8, 16, 24])
     }
 
-    @Test func ofCutsAsQuickTheOneWithFewerParts() {
-        // [1 | 1 | 2], [1 | 2 | 1] and [2 | 2] all cost 6: two parts read new dates once less.
-        #expect(SyncUpEngine.quickestCut(writes: [1, 1, 1, 1]) == [2])
+    @Test func aPageOfAFewRecordsIsNotCut() {
+        // A part costs a wait for the one before it and a read of new dates of its own: more
+        // than these pages' writes could hide.
+        #expect(SyncUpEngine.quickestCut(writes: [1, 1, 1, 1]) == [])
+        #expect(SyncUpEngine.quickestCut(writes: [10, 10]) == [])
     }
 
     @Test func aPageOfOneRequestOrNoneIsNotCut() {
@@ -33,8 +39,9 @@ struct SyncUpOverlapCutTests {
     }
 
     @Test func aPageOfThousandsOfSingleRecordRequestsIsCutEvenly() {
-        // One request a record (`rest`): 3,000 requests, cut in thirds.
-        #expect(SyncUpEngine.quickestCut(writes: Array(repeating: 1, count: 3000)) == [1000, 2000])
+        // One request a record (`rest`): 3,000 requests, cut in quarters (among 64 evenly
+        // spaced requests, which these quarters are).
+        #expect(SyncUpEngine.quickestCut(writes: Array(repeating: 1, count: 3000)) == [750, 1500, 2250])
     }
 
     /// The cut is found from writes planned without their fields: the same writes, packed into
