@@ -102,7 +102,7 @@ import Testing
     }
 
     /// An insert job's rows go without a savepoint each: a row failing its last check (a
-    /// duplicate unique value) has written nothing, and its id is never seen again.
+    /// duplicate unique value) has written nothing, and the rows around it are kept.
     @Test func aRowFailingItsLastCheckLeavesNoTrace() async throws {
         try await withEmulator { (emu) async throws in
             let id = try await createIngest(emu, ["object": "Account", "operation": "insert"])
@@ -115,6 +115,20 @@ import Testing
             #expect(try await emu.count("Account") == 5, "the seed's 3 and the two that passed")
             #expect(try await emu.record("Account", try await emu.id("Account", "External_Id__c", "ROW-1"))["Name"] == "One")
             #expect(try await emu.record("Account", try await emu.id("Account", "External_Id__c", "ACME-1"))["Name"] != "Three")
+        }
+    }
+
+    /// A row failing on a column before its `Id` (a relationship whose parent is not found)
+    /// still reports its id.
+    @Test func aRowFailingBeforeItsIdColumnStillReportsIt() async throws {
+        try await withEmulator { (emu) async throws in
+            let wile = try await emu.id("Contact", "Email", "wile@acme.example")
+            let id = try await createIngest(emu, ["object": "Contact", "operation": "update"])
+            #expect(try await upload(emu, id, "Account.External_Id__c,Id,LastName\nNOPE-1,\(wile),Renamed\n") == 201)
+            #expect(try await emu.rest("PATCH", "/jobs/ingest/\(id)", json: ["state": "UploadComplete"]).status == 200)
+            #expect(try await finished(emu, id)["numberRecordsFailed"] == 1)
+            let failures = try await emu.rest("GET", "/jobs/ingest/\(id)/failedResults/").text.split(separator: "\n").map(String.init)
+            #expect(failures.count == 2 && failures[1].hasPrefix("\"\(wile)\",\"INVALID_FIELD:Foreign key external ID: NOPE-1"), "\(failures)")
         }
     }
 

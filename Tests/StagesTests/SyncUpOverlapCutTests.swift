@@ -26,6 +26,11 @@ struct SyncUpOverlapCutTests {
         #expect(SyncUpEngine.quickestCut(writes: Array(repeating: 200, count: 30)) == [8, 16, 24])
     }
 
+    @Test func ofCutsAsQuickTheOneWithFewerParts() {
+        // Whole, 100 + 100; in two parts, 50 + 50 + 50 for the second part's own cost + 50.
+        #expect(SyncUpEngine.quickestCut(writes: [50, 50]) == [])
+    }
+
     @Test func aPageOfAFewRecordsIsNotCut() {
         // A part costs a wait for the one before it and a read of new dates of its own: more
         // than these pages' writes could hide.

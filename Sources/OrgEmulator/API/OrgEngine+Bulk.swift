@@ -255,13 +255,15 @@ extension OrgEngine {
         do {
             try writeBlock { db in
                 var ids = operation == "insert" ? try RecordStore.reserveIds(db, prefix: object.keyPrefix, count: rows.count) : nil
+                let idColumn = columns.firstIndex { if case .id = $0 { true } else { false } }
                 for row in rows {
-                    var id = ""
+                    // Read first: a row failing on any column still reports its id.
+                    let id = idColumn.map { $0 < row.count ? row[$0] : "" } ?? ""
                     do {
                         var fields = JSONObject()
                         for (column, value) in zip(columns, row) {
                             switch column {
-                            case .id: id = value
+                            case .id: continue
                             case .field(let name) where !value.isEmpty: fields[name] = value == "#N/A" ? .null : .string(value)
                             case .relationship(let reference, let parent, let key, let spelled) where !value.isEmpty:
                                 fields[reference] = value == "#N/A" ? .null
@@ -270,7 +272,7 @@ extension OrgEngine {
                             }
                         }
                         let input = fields
-                        let write = { [id] () throws(APIError) -> (String, Bool) in
+                        let write = { () throws(APIError) -> (String, Bool) in
                             switch operation {
                             case "insert":
                                 return (try self.createRecord(db, object: object, input: input, reservedId: ids?.take()), true)
@@ -287,8 +289,9 @@ extension OrgEngine {
                                 return (id, false)
                             }
                         }
-                        // Only a delete (its cascade) may fail after writing.
-                        let (recordId, created) = operation == "delete" || operation == "hardDelete" ? try db.withRecordSavepoint(write) : try write()
+                        // A create, update or upsert writes once every check has passed; a delete's
+                        // cascade may fail after writing.
+                        let (recordId, created) = ["insert", "update", "upsert"].contains(operation) ? try write() : try db.withRecordSavepoint(write)
                         results.append((row, recordId, created, nil))
                     } catch let error as APIError {
                         results.append((row, id, false, error))
