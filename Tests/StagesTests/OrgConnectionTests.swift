@@ -3,6 +3,7 @@ import Foundation
 import JSON
 import OrgEmulator
 import Stages
+import Synchronization
 import Testing
 
 /// A test stage that counts the org's Accounts through `context.org()`.
@@ -22,7 +23,71 @@ struct CountAccountsStage: Stage {
     }
 }
 
+/// A test stage that declares writes to the org (so a run connects before any stage starts) and
+/// writes nothing.
+struct DeclaresOrgWritesStage: Stage {
+    static let typeName = "test.writesToOrg"
+    static let countKeys: [String] = []
+    static let writesToOrg = true
+
+    init(settings: StageSettings) throws {}
+
+    func run(in context: StageContext) async throws -> StageResult { StageResult() }
+}
+
+/// The real client, telling when it is shut down.
+struct ShutdownWatchingClient: OrgClient {
+    let base: SalesforceClient
+    let onShutdown: @Sendable () -> Void
+
+    var instanceURL: String { get async throws { try await base.instanceURL } }
+    var apiPath: String { base.apiPath }
+    func send(_ request: OrgRequest) async throws -> OrgResponse { try await base.send(request) }
+    func usage() async -> APIUsage { await base.usage() }
+    func describe(_ type: String) async throws -> JSONObject { try await base.describe(type) }
+    func shutdown() async {
+        onShutdown()
+        await base.shutdown()
+    }
+}
+
 @Suite struct OrgConnectionTests {
+    /// A run connects while its store opens; when the store cannot be opened, the connection is
+    /// let go before the run gives up.
+    @Test func aRunWhoseStoreCannotOpenLetsItsOrgConnectionGo() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let seed = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../samples/org/seed.json").standardizedFileURL.path
+        let emulator = try OrgEmulator(configuration: .init(seedPath: seed))
+        let running = try await emulator.start()
+        defer { Task { await running.stop() } }
+
+        var registry = testRegistry
+        registry.register(DeclaresOrgWritesStage.self)
+        try "not a database".write(toFile: (directory as NSString).appendingPathComponent("store.sqlite"), atomically: true, encoding: .utf8)
+        let path = (directory as NSString).appendingPathComponent("pipeline.json")
+        try """
+            { "org": { "instanceUrl": "\(running.instanceURL)", "auth": { "flow": "access_token", "accessToken": "${TOKEN}" } },
+              "store": "store.sqlite", "stages": [ { "id": "write", "type": "test.writesToOrg" } ] }
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        let pipeline = try PipelineLoader(registry: registry, variables: VariableResolver(variables: ["TOKEN": emulator.accessToken])).load(path: path)
+        let connects = Mutex(0)
+        let shutdowns = Mutex(0)
+        let connector: OrgConnector = { configuration in
+            guard case .remote(let settings) = configuration else { throw StageFailure(.failed, "expected a remote org") }
+            connects.withLock { $0 += 1 }
+            let client = try SalesforceClient(settings: OrgConnectionSettings(instanceURL: settings.instanceUrl, auth: settings.auth))
+            return ShutdownWatchingClient(base: client) { shutdowns.withLock { $0 += 1 } }
+        }
+        do {
+            _ = try await PipelineRunner(pipeline: pipeline, observer: RecordingObserver(), orgConnector: connector).run()
+            Issue.record("a store that is not a database cannot be run against")
+        } catch {
+            #expect(error.description.contains("store.sqlite"), "\(error)")
+        }
+        #expect(connects.withLock { $0 } == 1 && shutdowns.withLock { $0 } == 1, "connected once, and let go")
+    }
+
     @Test func stagesReachTheOrgLazilyAndTheReportCountsRequests() async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -82,6 +82,21 @@ public struct PipelineRunner: Sendable {
         // Copies left by dry runs that were killed: with the lock held, none is in use.
         Self.removeDryRunCopies(of: pipeline.store)
 
+        let selected = options.only.isEmpty ? pipeline.stages : pipeline.stages.filter { options.only.contains($0.id) }
+        for id in options.only where pipeline.stage(id) == nil {
+            throw .invalidInput("--only \(id): no stage with that id; known ids: \(pipeline.stages.map(\.id).joined(separator: ", "))")
+        }
+        // The org is connected (and whether it refuses the run's writes found out) while the
+        // store opens; no stage starts before the answer.
+        let orgSession = OrgSession(configuration: pipeline.org, connector: orgConnector)
+        let refusal = Task { [hasOrg = pipeline.org != nil] in await Self.orgRefusal(selected, orgSession: orgSession, hasOrg: hasOrg) }
+        // The run cannot start: the connection is let go first.
+        func abandon(_ error: SetupError) async -> SetupError {
+            _ = await refusal.value
+            await orgSession.close()
+            return error
+        }
+
         let log = RunLog(directory: reportDirectory, observer: observer, redactor: redactor)
         let store: SoupStore
         do {
@@ -96,26 +111,20 @@ public struct PipelineRunner: Sendable {
             }
             try await prepare(store, log: log)
         } catch let error as SetupError {
-            throw error
+            throw await abandon(error)
         } catch {
-            throw .invalidInput("\(pipeline.store): \(redactor.redact("\(error)"))")
+            throw await abandon(.invalidInput("\(pipeline.store): \(redactor.redact("\(error)"))"))
         }
         defer {
             try? store.close()
             if options.dryRun { Self.removeDryRunCopies(of: pipeline.store) }
         }
 
-        let selected = options.only.isEmpty ? pipeline.stages : pipeline.stages.filter { options.only.contains($0.id) }
-        if !options.only.isEmpty {
-            for id in options.only where pipeline.stage(id) == nil {
-                throw .invalidInput("--only \(id): no stage with that id; known ids: \(pipeline.stages.map(\.id).joined(separator: ", "))")
-            }
-            for stage in selected {
-                for input in stage.from where !options.only.contains(input) {
-                    let info = try? await store.datasetInfo(input)
-                    guard let info, info.complete else {
-                        throw .invalidInput("--only \(stage.id): it reads stage \"\(input)\", and the store holds no complete dataset from it; run \"\(input)\" first")
-                    }
+        for stage in selected where !options.only.isEmpty {
+            for input in stage.from where !options.only.contains(input) {
+                let info = try? await store.datasetInfo(input)
+                guard let info, info.complete else {
+                    throw await abandon(.invalidInput("--only \(stage.id): it reads stage \"\(input)\", and the store holds no complete dataset from it; run \"\(input)\" first"))
                 }
             }
         }
@@ -130,12 +139,11 @@ public struct PipelineRunner: Sendable {
                 record: ["pipeline": .string(pipeline.name), "runId": .string(runId), "status": "running",
                          "startedAt": .string(Timestamp.iso8601(startDate)), "reportDir": .string(reportDirectory), "stages": []]))
         }
-        let orgSession = OrgSession(configuration: pipeline.org, connector: orgConnector)
         let executor = GraphExecutor(
             stages: selected, runId: runId, pipeline: pipeline, store: store, dryRun: options.dryRun, log: log,
             orgSession: orgSession, reportDirectory: reportDirectory, control: control)
         let results: [String: StageOutcome]
-        if let (writer, refusal) = await Self.orgRefusal(selected, orgSession: orgSession, hasOrg: pipeline.org != nil) {
+        if let (writer, refusal) = await refusal.value {
             // Refused before any stage ran (a production org, bad credentials): nothing changed.
             var refused = Dictionary(uniqueKeysWithValues: selected.map {
                 ($0.id, StageOutcome(status: .skipped, result: StageResult(), durationMs: 0, error: nil, failureKind: nil))
