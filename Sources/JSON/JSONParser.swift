@@ -36,8 +36,9 @@ public struct JSONParser {
     }
 
     /// Parses a document that is one object, keeping only the members named in `keys`; the other
-    /// members' values are stepped over without being built or checked (reading a few fields of
-    /// wide records a program wrote itself — use `parse(_:)` for text from outside).
+    /// members' values are stepped over without being built or checked, and once every name was
+    /// found the rest is not read (reading a few fields of wide records a program wrote itself,
+    /// each name once — use `parse(_:)` for text from outside).
     public static func parseObject(_ text: String, keeping keys: Set<String>) throws(JSONSyntaxError) -> JSONObject {
         try parseObject(Array(text.utf8), keeping: keys)
     }
@@ -222,8 +223,9 @@ private struct Parser {
         throw error("expected ',' or '}' after an object member")
     }
 
-    /// An object's members named in `keys` (UTF-8); the others' values are skipped. A member's
-    /// name is compared as bytes, so a skipped one never becomes a `String`.
+    /// An object's members named in `keys` (UTF-8, each once); the others' values are skipped,
+    /// and the object is left as soon as every name was found. A member's name is compared as
+    /// bytes, so a skipped one never becomes a `String`.
     mutating func parseObject(depth: Int, keeping keys: [[UInt8]]) throws(JSONSyntaxError) -> JSONObject {
         index += 1
         var object = JSONObject()
@@ -246,7 +248,9 @@ private struct Parser {
                 object[unescaped] = try parseValue(depth: depth)
             } else {
                 try skipValue(depth: depth)
+                continue
             }
+            if object.count == keys.count { return object }
         } while try objectContinues()
         return object
     }

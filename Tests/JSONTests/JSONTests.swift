@@ -429,6 +429,15 @@ struct ErrorCase: Sendable, CustomTestStringConvertible {
         #expect(throws: JSONSyntaxError.self) { try JSONParser.parseObject(#"[1]"#, keeping: ["a"]) }
     }
 
+    /// Once every member asked for was found, the rest of the object is not read (the stored
+    /// records an org reads from put their system fields first).
+    @Test func anObjectParsedForSomeKeysIsLeftOnceAllAreFound() throws {
+        let text = #"{"Id":"001","LastModifiedDate":"2026-01-01","Name":"Acme","Tail":[1,2"#
+        #expect(try JSONParser.parseObject(text, keeping: ["Id", "LastModifiedDate"]) == ["Id": "001", "LastModifiedDate": "2026-01-01"])
+        #expect(throws: JSONSyntaxError.self) { try JSONParser.parseObject(text, keeping: ["Id", "Missing"]) }
+        #expect(try JSONParser.parseObject(#"{"a\u0062":1,"c":2,"#, keeping: ["ab"]) == ["ab": 1], "an escaped name found counts")
+    }
+
     /// Two filtered encodings written in one pass are the two written apart, byte for byte.
     @Test func aSubsetWrittenAlongsideIsTheSubsetWrittenAlone() throws {
         let object = try #require(JSONParser.parse(#"{"attributes":{"type":"A"},"Name":"Acme \"One\"","N":1.5,"#

@@ -52,9 +52,10 @@ struct ShutdownWatchingClient: OrgClient {
 }
 
 @Suite struct OrgConnectionTests {
-    /// A run connects while its store opens; when the store cannot be opened, the connection is
+    /// A run connects while its store opens; when the run cannot start (its store cannot be
+    /// opened, or `--only` picks a stage whose input the store does not hold), the connection is
     /// let go before the run gives up.
-    @Test func aRunWhoseStoreCannotOpenLetsItsOrgConnectionGo() async throws {
+    @Test(arguments: [true, false]) func aRunThatCannotStartLetsItsOrgConnectionGo(storeIsBroken: Bool) async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let seed = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../samples/org/seed.json").standardizedFileURL.path
@@ -64,11 +65,14 @@ struct ShutdownWatchingClient: OrgClient {
 
         var registry = testRegistry
         registry.register(DeclaresOrgWritesStage.self)
-        try "not a database".write(toFile: (directory as NSString).appendingPathComponent("store.sqlite"), atomically: true, encoding: .utf8)
+        if storeIsBroken {
+            try "not a database".write(toFile: (directory as NSString).appendingPathComponent("store.sqlite"), atomically: true, encoding: .utf8)
+        }
         let path = (directory as NSString).appendingPathComponent("pipeline.json")
         try """
             { "org": { "instanceUrl": "\(running.instanceURL)", "auth": { "flow": "access_token", "accessToken": "${TOKEN}" } },
-              "store": "store.sqlite", "stages": [ { "id": "write", "type": "test.writesToOrg" } ] }
+              "store": "store.sqlite", "stages": [ { "id": "read", "type": "test.count", "count": 1 },
+                                                   { "id": "write", "type": "test.writesToOrg", "from": "read" } ] }
             """.write(toFile: path, atomically: true, encoding: .utf8)
         let pipeline = try PipelineLoader(registry: registry, variables: VariableResolver(variables: ["TOKEN": emulator.accessToken])).load(path: path)
         let connects = Mutex(0)
@@ -79,11 +83,13 @@ struct ShutdownWatchingClient: OrgClient {
             let client = try SalesforceClient(settings: OrgConnectionSettings(instanceURL: settings.instanceUrl, auth: settings.auth))
             return ShutdownWatchingClient(base: client) { shutdowns.withLock { $0 += 1 } }
         }
+        var options = RunOptions()
+        options.only = storeIsBroken ? [] : ["write"]
         do {
-            _ = try await PipelineRunner(pipeline: pipeline, observer: RecordingObserver(), orgConnector: connector).run()
-            Issue.record("a store that is not a database cannot be run against")
+            _ = try await PipelineRunner(pipeline: pipeline, options: options, observer: RecordingObserver(), orgConnector: connector).run()
+            Issue.record("the run cannot start")
         } catch {
-            #expect(error.description.contains("store.sqlite"), "\(error)")
+            #expect(error.description.contains(storeIsBroken ? "store.sqlite" : "--only write"), "\(error)")
         }
         #expect(connects.withLock { $0 } == 1 && shutdowns.withLock { $0 } == 1, "connected once, and let go")
     }

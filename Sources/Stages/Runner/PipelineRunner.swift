@@ -86,12 +86,13 @@ public struct PipelineRunner: Sendable {
         for id in options.only where pipeline.stage(id) == nil {
             throw .invalidInput("--only \(id): no stage with that id; known ids: \(pipeline.stages.map(\.id).joined(separator: ", "))")
         }
-        // The org is connected (and whether it refuses the run's writes found out) while the
-        // store opens; no stage starts before the answer.
+        // When a stage writes to the org, the org is connected (and whether it refuses the run's
+        // writes found out) while the store opens; no stage starts before the answer.
         let orgSession = OrgSession(configuration: pipeline.org, connector: orgConnector)
         let refusal = Task { [hasOrg = pipeline.org != nil] in await Self.orgRefusal(selected, orgSession: orgSession, hasOrg: hasOrg) }
-        // The run cannot start: the connection is let go first.
+        // The run cannot start: the connection is stopped or let go first.
         func abandon(_ error: SetupError) async -> SetupError {
+            await orgSession.cancelConnecting()
             _ = await refusal.value
             await orgSession.close()
             return error
@@ -120,11 +121,13 @@ public struct PipelineRunner: Sendable {
             if options.dryRun { Self.removeDryRunCopies(of: pipeline.store) }
         }
 
-        for stage in selected where !options.only.isEmpty {
-            for input in stage.from where !options.only.contains(input) {
-                let info = try? await store.datasetInfo(input)
-                guard let info, info.complete else {
-                    throw await abandon(.invalidInput("--only \(stage.id): it reads stage \"\(input)\", and the store holds no complete dataset from it; run \"\(input)\" first"))
+        if !options.only.isEmpty {
+            for stage in selected {
+                for input in stage.from where !options.only.contains(input) {
+                    let info = try? await store.datasetInfo(input)
+                    guard let info, info.complete else {
+                        throw await abandon(.invalidInput("--only \(stage.id): it reads stage \"\(input)\", and the store holds no complete dataset from it; run \"\(input)\" first"))
+                    }
                 }
             }
         }

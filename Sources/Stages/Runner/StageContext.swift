@@ -102,6 +102,11 @@ actor OrgSession {
         await connected?.usage()
     }
 
+    /// Stops a connection still being opened (a run giving up before any stage started).
+    func cancelConnecting() {
+        connecting?.cancel()
+    }
+
     /// Closes the connection, if one was opened.
     func close() async {
         await connected?.shutdown()
