@@ -53,8 +53,8 @@ struct ShutdownWatchingClient: OrgClient {
 
 @Suite struct OrgConnectionTests {
     /// A run connects while its store opens; when the run cannot start (its store cannot be
-    /// opened, or `--only` picks a stage whose input the store does not hold), the connection is
-    /// let go before the run gives up.
+    /// opened, or `--only` picks a stage whose input the store does not hold), a connection it
+    /// opened is let go before the run gives up.
     @Test(arguments: [true, false]) func aRunThatCannotStartLetsItsOrgConnectionGo(storeIsBroken: Bool) async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -91,7 +91,9 @@ struct ShutdownWatchingClient: OrgClient {
         } catch {
             #expect(error.description.contains(storeIsBroken ? "store.sqlite" : "--only write"), "\(error)")
         }
-        #expect(connects.withLock { $0 } == 1 && shutdowns.withLock { $0 } == 1, "connected once, and let go")
+        // Connected (the store took long enough) and let go, or stopped before connecting.
+        let (opened, closed) = (connects.withLock { $0 }, shutdowns.withLock { $0 })
+        #expect(opened <= 1 && closed == opened, "\(opened) connection(s), \(closed) let go")
     }
 
     @Test func stagesReachTheOrgLazilyAndTheReportCountsRequests() async throws {
@@ -126,6 +128,33 @@ struct ShutdownWatchingClient: OrgClient {
         // The token is a secret: it appears nowhere in the run's log.
         let log = try String(contentsOfFile: outcome.report.reportDir + "/run.log", encoding: .utf8)
         #expect(!log.contains(emulator.accessToken))
+    }
+
+    /// A run that cannot start stops a connection still being opened, and opens none after.
+    @Test func aRunThatCannotStartStopsItsOrgConnectionBeingOpened() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var registry = testRegistry
+        registry.register(DeclaresOrgWritesStage.self)
+        try "not a database".write(toFile: (directory as NSString).appendingPathComponent("store.sqlite"), atomically: true, encoding: .utf8)
+        let path = (directory as NSString).appendingPathComponent("pipeline.json")
+        try """
+            { "org": { "instanceUrl": "https://example.invalid", "auth": { "flow": "access_token", "accessToken": "${TOKEN}" } },
+              "store": "store.sqlite", "stages": [ { "id": "write", "type": "test.writesToOrg" } ] }
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        let pipeline = try PipelineLoader(registry: registry, variables: VariableResolver(variables: ["TOKEN": "t"])).load(path: path)
+        // A connection that would take a minute to open, unless cancelled.
+        let connected = Mutex(false)
+        let connector: OrgConnector = { configuration in
+            guard case .remote(let settings) = configuration else { throw StageFailure(.failed, "expected a remote org") }
+            try await Task.sleep(for: .seconds(60))
+            connected.withLock { $0 = true }
+            return try SalesforceClient(settings: OrgConnectionSettings(instanceURL: settings.instanceUrl, auth: settings.auth))
+        }
+        await #expect(throws: PipelineRunner.SetupError.self) {
+            _ = try await PipelineRunner(pipeline: pipeline, observer: RecordingObserver(), orgConnector: connector).run()
+        }
+        #expect(!connected.withLock { $0 }, "the connection was stopped, or never began")
     }
 
     @Test func aStageNeedingAnOrgFailsClearlyWithoutOne() async throws {

@@ -28,6 +28,9 @@ extension OrgEmulator {
             continuation.finish()
         }
         guard let url = await urls.first(where: { _ in true }) else {
+            // The server ended, or the wait was cancelled: either way it serves no more.
+            server.cancel()
+            await server.value
             throw await failure.error ?? StartError(description: "the emulator stopped before it was serving")
         }
         return RunningOrgEmulator(instanceURL: url, accessToken: accessToken, server: server)

@@ -4,7 +4,8 @@ import JSON
 import Logging
 import Soups
 
-/// Opens the org connection of a run when a stage first needs it.
+/// Opens the org connection of a run when a stage first needs it (before any stage starts when
+/// one writes to the org). A run that gives up cancels it: what it opened by then it lets go.
 public typealias OrgConnector = @Sendable (OrgConfiguration) async throws -> any OrgClient
 
 /// What a running stage gets: the store, the org, the dry-run flag, progress and logging, its
@@ -75,6 +76,8 @@ actor OrgSession {
     private var connected: (any OrgClient)?
     /// The connection being opened; concurrent stages wait for the same one.
     private var connecting: Task<any OrgClient, Error>?
+    /// Set by ``cancelConnecting()``: no connection is opened any more.
+    private var cancelled = false
 
     init(configuration: OrgConfiguration?, connector: OrgConnector?) {
         self.configuration = configuration
@@ -90,6 +93,7 @@ actor OrgSession {
             throw StageFailure(.invalidInput, "no org connector is installed in this build of the pipeline runner")
         }
         if let connecting { return try await connecting.value }
+        if cancelled { throw CancellationError() }
         let task = Task { try await connector(configuration) }
         connecting = task
         let client = try await task.value
@@ -102,8 +106,10 @@ actor OrgSession {
         await connected?.usage()
     }
 
-    /// Stops a connection still being opened (a run giving up before any stage started).
+    /// Stops a connection still being opened, and opens none after (a run giving up before any
+    /// stage started). A connector cancelled partway lets go of what it opened.
     func cancelConnecting() {
+        cancelled = true
         connecting?.cancel()
     }
 
