@@ -216,10 +216,10 @@ import Testing
         }
     }
 
-    /// A page filling four requests is sent and saved in four parts side by side (the org works
-    /// on each while the client saves the one before): each record written once, children linked,
+    /// A page filling seven requests is sent and saved in parts side by side (the org works on
+    /// each while the client saves the one before): each record written once, children linked,
     /// the LEAVE_IF_CHANGED check made once for the page still holding in the last part.
-    @Test func aPageFillingFourRequestsIsSentAndSavedInFourParts() async throws {
+    @Test func aPageFillingSevenRequestsIsSentAndSavedInParts() async throws {
         let bench = try await SyncHarness()
         defer { Task { await bench.close() } }
         let pipeline = try bench.pipeline(syncs: """
@@ -232,8 +232,9 @@ import Testing
                 "options": { "mergeMode": "LEAVE_IF_CHANGED" } } ]
             """, stages: #"[ { "id": "up", "type": "syncUp", "sync": "trees" } ]"#)
         typealias H = SyncHarness
-        // 490 new trees of 1 + 5: 160 fill each of the first three requests; the rest, and two
-        // updates of records the org holds (one of them changed there since), go in the fourth.
+        // 490 new trees of 1 + 5: 80 fill each of the first six requests (three Collections
+        // calls, and a retrieve an object reading back the new dates); the rest, and two updates
+        // of records the org holds (one of them changed there since), go in the seventh.
         let trees = 490
         try await bench.put((0..<trees).map { H.local("Account", "local_a\($0)", ["Name": .string("New \($0)")]) }, into: "Accounts", pipeline)
         let changed = try await bench.serverRecord("Account", ["Name": "Changed on the server"])
@@ -251,9 +252,9 @@ import Testing
         #expect(stage.byObject["Account"] == ["created": trees, "updated": 1, "conflicts": 1], "\(stage.counts)")
         #expect(stage.byObject["Contact"]?["created"] == trees * 5)
         #expect(stage.counts["conflicts"] == 1 && stage.counts["failed"] == 0 && stage.counts["uncertain"] == 0, "\(stage.counts)")
-        // Four write requests, as for the page whole, and one conflict check; each part reads
-        // its new dates.
-        #expect(outcome.report.api.byKind == ["composite": 8, "query": 1], "4 writes and a date refresh a part, the check: \(outcome.report.api.byKind)")
+        // Seven write requests, as for the page whole, reading their new dates back, and one
+        // conflict check.
+        #expect(outcome.report.api.byKind == ["composite": 7, "query": 1], "7 writes, the check: \(outcome.report.api.byKind)")
 
         let accounts = try await bench.entries("Accounts", pipeline)
         let contacts = try await bench.entries("Contacts", pipeline)
@@ -276,6 +277,67 @@ import Testing
         let store = try SoupStore.openForReading(path: pipeline.store)
         defer { try? store.close() }
         #expect(try await store.journal(of: "trees").isEmpty, "every write settled")
+    }
+
+    /// Under LEAVE_IF_CHANGED the org's new modification dates are read back by the request that
+    /// wrote the records (retrieves whose ids refer to the creates' results): no request of their
+    /// own. A request whose read cannot be resolved (a create in it failed) has its dates read
+    /// after. Either way each record keeps the org's date, so the next sync up of the same
+    /// records finds no conflict with our own writes.
+    @Test func newDatesAreReadBackByTheRequestThatWrites() async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: """
+            [ { "syncName": "trees", "syncType": "syncUp", "soupName": "Accounts",
+                "target": { "type": "parent_children", "relationshipType": "MASTER_DETAIL",
+                  "parent": { "sobjectType": "Account", "soupName": "Accounts" },
+                  "children": { "sobjectType": "Contact", "sobjectTypePlural": "Contacts", "soupName": "Contacts", "parentIdFieldName": "AccountId" },
+                  "createFieldlist": ["Name"], "updateFieldlist": ["Name"], "childrenCreateFieldlist": ["LastName", "AccountId"],
+                  "childrenUpdateFieldlist": ["LastName", "AccountId"] },
+                "options": { "mergeMode": "LEAVE_IF_CHANGED" } } ]
+            """, stages: #"[ { "id": "up", "type": "syncUp", "sync": "trees" } ]"#)
+        typealias H = SyncHarness
+        let existing = try await bench.serverRecord("Account", ["Name": "Existing"])
+        try await bench.advanceClock()
+        try await bench.put((0..<3).map { H.local("Account", "local_a\($0)", ["Name": .string("New \($0)")]) }
+                            + [H.flagged(existing, SyncField.locallyUpdated, ["Name": "Existing renamed"])], into: "Accounts", pipeline)
+        try await bench.put((0..<3).flatMap { tree in
+            (0..<2).map { H.local("Contact", "local_c\(tree)_\($0)", ["LastName": .string("Contact \(tree)-\($0)"), "AccountId": .string("local_a\(tree)")]) }
+        }, into: "Contacts", pipeline)
+
+        /// Every record synced keeps the date the org gave it.
+        func expectServerDates(_ soup: String, _ object: String) async throws {
+            let entries = try await bench.entries(soup, pipeline).filter { !$0.isDirty }
+            let server = try await bench.query("SELECT Id, LastModifiedDate FROM \(object)")
+            let dates = Dictionary(uniqueKeysWithValues: server.map { ($0["Id"]!.stringValue!, $0["LastModifiedDate"]!) })
+            #expect(!entries.isEmpty && entries.allSatisfy { dates[$0["Id"]?.stringValue ?? ""] == $0["LastModifiedDate"] },
+                    "\(object): \(entries.map { ($0["Id"] ?? .null, $0["LastModifiedDate"] ?? .null) }) \(dates)")
+        }
+
+        let first = try await bench.run(pipeline)
+        #expect(first.exitCode == 0 && first.report.stages[0].counts.filter { $0.value > 0 } == ["created": 9, "updated": 1], "\(first.report.stages[0].counts)")
+        #expect(first.report.api.byKind == ["composite": 1, "query": 1], "one request writes and reads back, one checks: \(first.report.api.byKind)")
+        try await expectServerDates("Accounts", "Account")
+        try await expectServerDates("Contacts", "Contact")
+
+        // Every record changed here, and a new tree whose second child the org refuses: the
+        // request's Contact retrieve cannot be resolved, so the Contacts' dates are read after.
+        try await bench.advanceClock()
+        let accounts = try await bench.entries("Accounts", pipeline)
+        let contacts = try await bench.entries("Contacts", pipeline)
+        try await bench.put(accounts.map { H.flagged($0, SyncField.locallyUpdated, ["Name": .string("\($0["Name"]!.stringValue!) again")]) }
+                            + [H.local("Account", "local_a3", ["Name": "New 3"])], into: "Accounts", pipeline)
+        try await bench.put(contacts.map { H.flagged($0, SyncField.locallyUpdated, ["LastName": .string("\($0["LastName"]!.stringValue!) again")]) }
+                            + [H.local("Contact", "local_c3_0", ["LastName": "Contact 3-0", "AccountId": "local_a3"]),
+                               H.local("Contact", "local_c3_1", ["LastName": .string(String(repeating: "z", count: 81)), "AccountId": "local_a3"])],
+                            into: "Contacts", pipeline)
+        let second = try await bench.run(pipeline)
+        #expect(second.report.stages[0].counts.filter { $0.value > 0 } == ["created": 2, "updated": 10, "failed": 1], "no conflict with our own writes: \(second.report.stages[0].counts)")
+        // Creates and updates of two objects take two requests (four calls, two retrieves).
+        #expect(second.report.api.byKind == ["composite": 3, "query": 1], "two writes, the Contacts' dates read after: \(second.report.api.byKind)")
+        try await expectServerDates("Accounts", "Account")
+        try await expectServerDates("Contacts", "Contact")
+        #expect(try await bench.entries("Contacts", pipeline).filter(\.isDirty).map(\.lastErrorCode) == ["STRING_TOO_LONG"])
     }
 
     @Test func aGraphTreeIsAllOrNothing() async throws {

@@ -1,15 +1,15 @@
 /// Lets at most `limit` operations run at once; the others wait their turn in order.
-actor ConcurrencyLimiter {
+public actor ConcurrencyLimiter {
     private let limit: Int
     private var running = 0
     private var waiting: [CheckedContinuation<Void, Never>] = []
 
-    init(limit: Int) {
+    public init(limit: Int) {
         self.limit = limit
     }
 
     /// Runs `body` once a slot is free.
-    func run<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
+    public func run<T: Sendable>(_ body: @Sendable () async throws -> T) async rethrows -> T {
         await acquire()
         defer { release() }
         return try await body()

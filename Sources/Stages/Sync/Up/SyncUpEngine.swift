@@ -234,9 +234,10 @@ struct SyncUpEngine {
         return bestCut
     }
 
-    /// What a part after the first costs besides its writes, in writes: the wait for the answer
-    /// to the part before it, and (under LEAVE_IF_CHANGED) a request of its own reading new dates.
-    /// It keeps a page of a few records whole.
+    /// What a part after the first costs besides its writes, in writes: a save of its own, and
+    /// where its new dates are read by a request of its own (LEAVE_IF_CHANGED but not through
+    /// Collections), that read and the wait for the answer to the part before it. It keeps a page
+    /// of a few records whole.
     static let partCost = 50
 
     /// The most requests ``quickestCut(writes:)`` weighs cutting before.
@@ -275,9 +276,10 @@ struct SyncUpEngine {
     }
 
     /// The most parts a page is cut into (``overlapCuts(_:transport:)``). Each part after the
-    /// first waits one round trip for the part before it, and under LEAVE_IF_CHANGED adds a read
-    /// of new dates. Four, with a small last part, ended the 1,000 × 5 journey as soon as three
-    /// even ones to 8% sooner at 0 ms, and 2–4% sooner at 50 ms (medians of alternating runs).
+    /// first costs a save of its own (and, where it reads its new dates in a request of its own,
+    /// that read and a round trip's wait for the part before it). Four, with a small last part,
+    /// ended the 1,000 × 5 journey as soon as three even ones to 8% sooner at 0 ms, and 2–4%
+    /// sooner at 50 ms (medians of alternating runs, when every part waited for the one before).
     static let overlapParts = 4
 
     /// Where to cut a page so that the client saves each part while the org works on the next:
@@ -295,7 +297,7 @@ struct SyncUpEngine {
         // Packing reads no write's fields: the cut is found without building any payload.
         let planner = SyncUpPlanner(payloads: false)
         let operations = planned.indices.map { planner.plan(&planned[$0], index: $0).operations }
-        guard let first = SyncUpPacker(transport: transport).phases(operations).first, first.count > 1 else { return [] }
+        guard let first = SyncUpPacker(transport: transport, readsBack: readsBack(transport)).phases(operations).first, first.count > 1 else { return [] }
         var cuts: [Int] = []
         for cutRequest in Self.quickestCut(writes: first.map(\.operations.count)) {
             let cut = first[cutRequest].operations.map(\.key.tree).min() ?? 0
@@ -322,23 +324,27 @@ struct SyncUpEngine {
             run.error = error
             return run
         }
-        // Each part is planned at once but leaves only once the org has answered the writes of
-        // the part before it (and that part's read of new dates is on its way, most likely ahead
-        // of it), so the org works on it while the client saves the one before (sent at once, its
-        // writes would come before the earlier part's read of new dates: the org answers one
-        // request at a time), and waits for no planning in between. A part does not leave at all
-        // when the writes of the one before it stopped (a spent API budget, a refused login) or
-        // the run is being cancelled: as a page, nothing more is sent then. A part whose read of
-        // new dates fails is not saved: the journal settles it next run.
+        // Parts whose requests read their new dates back (or that need none) leave at once,
+        // together keeping at most `maxInFlight` requests in flight: the org answers them in turn
+        // and the client saves each while the org works on the next. A part that reads its new
+        // dates in a request of its own is planned at once but leaves only once the org has
+        // answered the writes of the part before it (and that part's read is on its way, most
+        // likely ahead of it): sent at once, its writes would come before the earlier part's
+        // read (the org answers one request at a time). Such a part does not leave at all when
+        // the writes of the one before it stopped (a spent API budget, a refused login) or the
+        // run is being cancelled: as a page, nothing more is sent then. A part whose read of new
+        // dates fails is not saved: the journal settles it next run.
+        let atOnce = settings.mergeMode != .leaveIfChanged || readsBack(transport)
+        let inFlight = atOnce ? SyncUpInFlight(maxInFlight: settings.maxInFlight) : nil
         let bounds = [0] + cuts + [trees.count]
-        let signals = cuts.map { _ in AsyncStream<Void>.makeStream() }
+        let signals = atOnce ? [] : cuts.map { _ in AsyncStream<Void>.makeStream() }
         @Sendable func sync(_ part: Int) async -> PageRun {
             var partTrees = Array(trees[bounds[part]..<bounds[part + 1]])
             var tally = Tally()
             let next = part < signals.count ? signals[part].continuation : nil
             defer { next?.finish() }
             var leave: (@Sendable () async throws -> Void)?
-            if part > 0 {
+            if part > 0, !signals.isEmpty {
                 let before = signals[part - 1].stream
                 leave = {
                     var leaves = false
@@ -356,7 +362,7 @@ struct SyncUpEngine {
             }
             do {
                 let outcome = try await syncPage(&partTrees, transport: transport, tally: &tally, conflictsBefore: conflicts,
-                                                 beforeSending: leave, answered: answered)
+                                                 beforeSending: leave, answered: answered, inFlight: inFlight)
                 return PageRun(tally: tally, outcome: outcome, count: partTrees.count)
             } catch PartHeld.cancelled {
                 // Cancelled with its trees unsent (a cancelled wait ends without the signal): the
@@ -477,10 +483,11 @@ struct SyncUpEngine {
     ///     throws ends the page with nothing written.
     ///   - answered: called once the org has answered the page's writes (and, under
     ///     LEAVE_IF_CHANGED, their read of new dates is on its way), before the page is saved.
+    ///   - inFlight: shared with the parts of a page sent side by side.
     func syncPage(_ trees: inout [SyncUpTree], transport: SyncUpTransport, tally: inout Tally,
                   sentBefore: [SyncUpJournalReconciler.EntryKey: SentWrite] = [:], conflictsBefore: [Int64: String]? = nil,
                   beforeSending: (@Sendable () async throws -> Void)? = nil,
-                  answered: (@Sendable () -> Void)? = nil) async throws -> PageOutcome {
+                  answered: (@Sendable () -> Void)? = nil, inFlight: SyncUpInFlight? = nil) async throws -> PageOutcome {
         var final: [RecordKey: SyncUpOutcome] = [:]
         var kinds: [RecordKey: SyncUpOperation.Kind] = [:]
         var sent: [RecordKey: JSONObject] = [:]
@@ -549,9 +556,10 @@ struct SyncUpEngine {
                 break
             }
             let sender = SyncUpSender(client: client, store: store, syncName: settings.syncName, maxInFlight: settings.maxInFlight,
-                                      writer: target as? any SyncUpRecordWriter, checkBudget: budgetCheck)
+                                      writer: target as? any SyncUpRecordWriter, checkBudget: budgetCheck,
+                                      readBack: readsBack(transport) ? Self.dateFields(trees) : [:], inFlight: inFlight)
             results.outcomes = outcomes
-            let phases = SyncUpPacker(transport: transport).phases(operations)
+            let phases = SyncUpPacker(transport: transport, readsBack: readsBack(transport)).phases(operations)
             if pass == 0, let beforeSending { try await beforeSending() }
             do {
                 try await sender.send(phases, into: &results)
@@ -579,7 +587,7 @@ struct SyncUpEngine {
             pending = passResult.rerun
         }
         if settings.mergeMode == .leaveIfChanged && !settings.dryRun {
-            try await refreshModificationDates(&trees, final: final, answered: answered)
+            try await refreshModificationDates(&trees, final: final, readBack: results.readBack, answered: answered)
         } else {
             answered?()
         }
@@ -676,16 +684,43 @@ struct SyncUpEngine {
         }
     }
 
+    /// Whether new modification dates are read back by the requests that write them (under
+    /// LEAVE_IF_CHANGED, through Composite requests of Collections): no request of their own, and
+    /// no read waiting behind other writes.
+    private func readsBack(_ transport: SyncUpTransport) -> Bool {
+        settings.mergeMode == .leaveIfChanged && !settings.dryRun && transport == .collections
+    }
+
+    /// Each object's modification date field among the trees' records.
+    private static func dateFields(_ trees: [SyncUpTree]) -> [String: String] {
+        var fields: [String: String] = [:]
+        for tree in trees {
+            for record in tree.records {
+                if let type = record.objectType, fields[type] == nil { fields[type] = record.modificationDateField }
+            }
+        }
+        return fields
+    }
+
     /// After a LEAVE_IF_CHANGED sync up, the org's new modification dates of the records it
-    /// accepted, so the next sync up does not take our own write for a server change.
-    /// `answered` is called once their read is on its way.
+    /// accepted, so the next sync up does not take our own write for a server change: as read
+    /// back by the requests that wrote them, else read now. `answered` is called once the read
+    /// is on its way (or not needed).
     private func refreshModificationDates(_ trees: inout [SyncUpTree], final: [RecordKey: SyncUpOutcome],
-                                          answered: (@Sendable () -> Void)?) async throws {
+                                          readBack: [RecordKey: JSONObject], answered: (@Sendable () -> Void)?) async throws {
         var wanted: [String: (field: String, keys: [RecordKey])] = [:]
         for (key, outcome) in final where outcome.isSuccess {
             let record = trees[key.tree][key.child]
             guard record.hasServerId, let type = record.objectType, !record.isDirty else { continue }
+            if let date = readBack[key]?[record.modificationDateField] {
+                trees[key.tree][key.child].entry[record.modificationDateField] = date
+                continue
+            }
             wanted[type, default: (record.modificationDateField, [])].keys.append(key)
+        }
+        guard !wanted.isEmpty else {
+            answered?()
+            return
         }
         // Every object's dates at once: one round trip, not one an object.
         let ids = wanted.mapValues { [trees] group in (group.keys.compactMap { trees[$0.tree][$0.child].id }, [group.field]) }

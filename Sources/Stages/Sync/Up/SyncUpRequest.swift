@@ -51,6 +51,9 @@ enum SyncUpRequest: Sendable {
 /// child sent in a later phase knows its new parent's id).
 struct SyncUpPacker {
     var transport: SyncUpTransport
+    /// Whether each Composite request of Collections keeps a subrequest per object it writes
+    /// for reading the records back (``SyncUpSender/readBack``).
+    var readsBack = false
 
     /// The most graphs one Composite Graph request may hold.
     static let graphsPerRequest = 75
@@ -101,13 +104,14 @@ struct SyncUpPacker {
     /// phase; then the children of trees too large for one request (by their parent's id), then
     /// parent deletes. 1,000 trees of 1 + 5 records take 7 requests, all in flight at once.
     private func compositeCollectionPhases(_ trees: [[SyncUpOperation]]) -> [[SyncUpRequest]] {
-        var main = CollectionPacking()
+        let empty = CollectionPacking(readsBack: readsBack)
+        var main = empty
         var later: [SyncUpOperation] = []
         var deletes: [SyncUpOperation] = []
         for tree in trees {
             var together = tree.filter { !($0.key.child == nil && $0.kind == .delete) }
             deletes += tree.filter { $0.key.child == nil && $0.kind == .delete }
-            if !main.fits(together) && !CollectionPacking().fits(together) {
+            if !main.fits(together) && !empty.fits(together) {
                 // Too many children for one request: they follow once the parent's id is known.
                 later += together.filter { $0.key.child != nil }
                 together = together.filter { $0.key.child == nil }
@@ -118,7 +122,7 @@ struct SyncUpPacker {
         main.flush()
         var phases = [main.requests]
         for operations in [later, deletes] {
-            var packing = CollectionPacking()
+            var packing = empty
             for operation in operations {
                 if !packing.fits([operation]) { packing.flush() }
                 packing.add([operation])
@@ -131,6 +135,8 @@ struct SyncUpPacker {
 
     /// Collections calls being filled into Composite requests.
     private struct CollectionPacking {
+        /// One subrequest per object written is kept for its read (``SyncUpPacker/readsBack``).
+        var readsBack: Bool
         var parts: [SyncUpRequest.CollectionPart] = []
         var requests: [SyncUpRequest] = []
 
@@ -165,7 +171,8 @@ struct SyncUpPacker {
                     calls.append((kind, 1))
                 }
             }
-            return calls.count <= OrgLimits.heavySubrequests
+            let reads = readsBack ? Set(calls.lazy.filter { $0.kind.call != .delete }.map(\.kind.objectType)).count : 0
+            return calls.count + reads <= OrgLimits.heavySubrequests
         }
 
         /// Places `operations`, each in an open call of its kind with room, or a new one.

@@ -1,5 +1,6 @@
 import Connectors
 import Foundation
+import Formats
 import JSON
 import Soups
 import Synchronization
@@ -17,6 +18,13 @@ struct SyncUpSender {
     let writer: (any SyncUpRecordWriter)?
     /// Checked before each phase; throws to stop the sync up (the API budget is spent).
     let checkBudget: @Sendable () async throws -> Void
+    /// The field read back, by object, from the records a Composite request of Collections
+    /// writes, by retrieves at the end of the same request (their ids referring to the creates'
+    /// results): under LEAVE_IF_CHANGED, the modification dates the org gave them. Empty: none.
+    var readBack: [String: String] = [:]
+    /// Shared with the senders of the other parts of a page sent side by side: a request is
+    /// journaled and sent once it has a slot, and not at all once any part stopped.
+    var inFlight: SyncUpInFlight? = nil
 
     /// The outcomes of a page's writes, and their journal entries (settled once applied).
     struct Results {
@@ -30,6 +38,9 @@ struct SyncUpSender {
         /// upsert of theirs that matches an existing record may have matched its own first
         /// attempt, so it counts as created, not updated.
         var mayHaveBeenApplied = Set<RecordKey>()
+        /// Records as read back by the request that last wrote them (``readBack``): absent for
+        /// a record whose read failed, or whose write did not go through such a request.
+        var readBack: [RecordKey: JSONObject] = [:]
     }
 
     func send(_ phases: [[SyncUpRequest]], into results: inout Results) async throws {
@@ -54,7 +65,17 @@ struct SyncUpSender {
                     guard stop == nil, next < ready.count else { return }
                     let request = ready[next]
                     next += 1
-                    group.addTask { await journalAndExecute(request) }
+                    group.addTask {
+                        guard let inFlight else { return await journalAndExecute(request) }
+                        return await inFlight.limiter.run {
+                            guard !inFlight.isStopped, !Task.isCancelled else {
+                                return Sent(outcomes: Dictionary(uniqueKeysWithValues: request.operations.map { ($0.key, .notSent) }))
+                            }
+                            let sent = await journalAndExecute(request)
+                            if sent.fatal != nil { inFlight.stop() }
+                            return sent
+                        }
+                    }
                 }
                 for _ in 0..<max(1, maxInFlight) { startNext() }
                 while let sent = await group.next() {
@@ -65,6 +86,8 @@ struct SyncUpSender {
                         }
                         results.journalIds[key, default: []].append(id)
                         if let error = sent.outcomes[key]?.error, error.code != SyncUpError.answerLost { results.refusedJournalIds.append(id) }
+                        // A record written again keeps no read of an earlier write.
+                        results.readBack[key] = sent.readBack[key]
                     }
                     results.outcomes.merge(sent.outcomes) { $1 }
                     if let fatal = sent.fatal, stop == nil { stop = fatal }
@@ -94,10 +117,17 @@ struct SyncUpSender {
     private struct Sent: Sendable {
         var journalIds: [RecordKey: Int64] = [:]
         var outcomes: [RecordKey: SyncUpOutcome] = [:]
+        var readBack: [RecordKey: JSONObject] = [:]
         /// Sent more than once by the client (a retry after a refusal, a lost answer or a re-login).
         var retried = false
         /// An error that must stop the sync up.
         var fatal: (any Error)?
+    }
+
+    /// The org's answer to one request: each write's outcome, and the records read back after.
+    private struct Answer: Sendable {
+        var outcomes: [RecordKey: SyncUpOutcome]
+        var readBack: [RecordKey: JSONObject] = [:]
     }
 
     /// A request that must stop the sync up, with what is known of its writes.
@@ -129,15 +159,17 @@ struct SyncUpSender {
         }
         do {
             // A Bulk job's journal follows its job id, not a window; its polls leave late by design.
+            let answer: Answer
             if request.isBulk {
-                sent.outcomes = try await execute(request, journalIds: sent.journalIds)
+                answer = try await execute(request, journalIds: sent.journalIds)
             } else {
                 let journalIds = sent.journalIds
-                sent.outcomes = try await RequestAttempts(beforeSend: restamp).run {
+                answer = try await RequestAttempts(beforeSend: restamp).run {
                     try await execute(request, journalIds: journalIds)
                 }
                 sent.retried = attempts.value > 1
             }
+            (sent.outcomes, sent.readBack) = (answer.outcomes, answer.readBack)
         } catch let stopped as Stopped {
             sent.outcomes = stopped.outcomes
             sent.fatal = stopped.cause
@@ -274,42 +306,42 @@ struct SyncUpSender {
 
     // MARK: Sending
 
-    private func execute(_ request: SyncUpRequest, journalIds: [RecordKey: Int64]) async throws -> [RecordKey: SyncUpOutcome] {
+    private func execute(_ request: SyncUpRequest, journalIds: [RecordKey: Int64]) async throws -> Answer {
         let operations = request.operations
         do {
             switch request {
-            case .rest(let operation): return [operation.key: try await sendOne(operation)]
-            case .composite(let operations): return try await sendComposite(operations)
-            case .collection(let call, let operations): return try await sendCollection(call, operations)
+            case .rest(let operation): return Answer(outcomes: [operation.key: try await sendOne(operation)])
+            case .composite(let operations): return Answer(outcomes: try await sendComposite(operations))
+            case .collection(let call, let operations): return Answer(outcomes: try await sendCollection(call, operations))
             case .compositeCollections(let parts): return try await sendCompositeCollections(parts)
-            case .graph(let graphs): return try await sendGraphs(graphs)
+            case .graph(let graphs): return Answer(outcomes: try await sendGraphs(graphs))
             case .bulk(let object, let kind, let field, let operations):
-                return try await sendBulk(object, kind, field, operations, journalIds: operations.compactMap { journalIds[$0.key] })
+                return Answer(outcomes: try await sendBulk(object, kind, field, operations, journalIds: operations.compactMap { journalIds[$0.key] }))
             }
         } catch let error as OrgClientError {
             switch error {
             case .requestLimitExceeded, .authenticationFailed: throw error
             case .uncertain(let message):
-                return Dictionary(uniqueKeysWithValues: operations.map { ($0.key, .uncertain(message)) })
+                return markAll(operations, .uncertain(message))
             case .gaveUp(let attempts, let last, let answerLost):
                 // Every attempt was refused, or (idempotent requests only) lost: nothing was
                 // applied that could not safely be sent again. After a lost answer the org may
                 // have applied it, so the attempt is not counted as refused.
-                return failAll(operations, SyncUpError(status: 503, code: answerLost ? SyncUpError.answerLost : SyncUpError.retriesExhausted,
-                                                       message: "no success after \(attempts) attempts: \(last)"))
+                return markAll(operations, .failed(SyncUpError(status: 503, code: answerLost ? SyncUpError.answerLost : SyncUpError.retriesExhausted,
+                                                               message: "no success after \(attempts) attempts: \(last)")))
             case .invalidConfiguration(let message):
-                return failAll(operations, SyncUpError(status: 0, code: "INVALID_CONFIGURATION", message: message))
+                return markAll(operations, .failed(SyncUpError(status: 0, code: "INVALID_CONFIGURATION", message: message)))
             case .invalidResponse(let message):
                 // The org answered, so it may have applied the writes: reconciled, never sent blind.
-                return Dictionary(uniqueKeysWithValues: operations.map { ($0.key, .uncertain(message)) })
+                return markAll(operations, .uncertain(message))
             }
         } catch let error as OrgAPIError {
-            return failAll(operations, Self.error(error))
+            return markAll(operations, .failed(Self.error(error)))
         }
     }
 
-    private func failAll(_ operations: [SyncUpOperation], _ error: SyncUpError) -> [RecordKey: SyncUpOutcome] {
-        Dictionary(uniqueKeysWithValues: operations.map { ($0.key, .failed(error)) })
+    private func markAll(_ operations: [SyncUpOperation], _ outcome: SyncUpOutcome) -> Answer {
+        Answer(outcomes: Dictionary(uniqueKeysWithValues: operations.map { ($0.key, outcome) }))
     }
 
     static func error(_ error: OrgAPIError) -> SyncUpError {
@@ -459,9 +491,11 @@ struct SyncUpSender {
     /// Collections calls in one Composite request. A children's call whose references cannot be
     /// resolved (a parent of the call failed) is refused whole by the org, nothing applied: the
     /// children of failed parents fail with them, the others go again once their parent's id is known.
-    private func sendCompositeCollections(_ parts: [SyncUpRequest.CollectionPart]) async throws -> [RecordKey: SyncUpOutcome] {
+    /// The calls are followed by one retrieve per object of ``readBack``, reading the records
+    /// written; a retrieve that cannot be resolved (a create failed) reads nothing.
+    private func sendCompositeCollections(_ parts: [SyncUpRequest.CollectionPart]) async throws -> Answer {
         let base = client.apiPath + "/composite/sobjects"
-        let subrequests = parts.enumerated().map { index, part -> CompositeSubrequest in
+        var subrequests = parts.enumerated().map { index, part -> CompositeSubrequest in
             let records: JSONValue = ["allOrNone": false, "records": .array(Self.collectionRecords(part.operations).map(JSONValue.object))]
             switch part.call {
             case .create: return CompositeSubrequest(method: "POST", url: base, referenceId: "c\(index)", body: records)
@@ -474,6 +508,8 @@ struct SyncUpSender {
                 return CompositeSubrequest(method: "DELETE", url: base + "?ids=\(ids)&allOrNone=false", referenceId: "c\(index)")
             }
         }
+        let reads = readBackRequests(parts)
+        subrequests += reads.map(\.request)
         let responses = try await client.composite(subrequests, allOrNone: false)
         let byReference = Dictionary(responses.map { ($0.referenceId, $0) }, uniquingKeysWith: { $1 })
         var outcomes: [RecordKey: SyncUpOutcome] = [:]
@@ -503,7 +539,42 @@ struct SyncUpSender {
                 }
             }
         }
-        return outcomes
+        var readBack: [RecordKey: JSONObject] = [:]
+        for read in reads {
+            guard let response = byReference[read.request.referenceId], (200..<300).contains(response.httpStatusCode),
+                  let records = response.body.arrayValue else { continue }
+            // In the order asked; a record is taken only under the id its write was given.
+            for (key, record) in zip(read.keys, records) {
+                guard let record = record.objectValue, let id = outcomes[key]?.acceptedId,
+                      SalesforceId.key(record["Id"]) == SalesforceId.key(.string(id)) else { continue }
+                readBack[key] = record
+            }
+        }
+        return Answer(outcomes: outcomes, readBack: readBack)
+    }
+
+    /// One retrieve per object of ``readBack`` among the calls' writes (deletes excepted), its
+    /// ids the created records' by reference (`@{cN[i].id}`) and the others' own, with the
+    /// record each position reads.
+    private func readBackRequests(_ parts: [SyncUpRequest.CollectionPart]) -> [(request: CompositeSubrequest, keys: [RecordKey])] {
+        guard !readBack.isEmpty else { return [] }
+        var byObject: [(type: String, ids: [JSONValue], keys: [RecordKey])] = []
+        for (index, part) in parts.enumerated() where part.call != .delete && readBack[part.objectType] != nil {
+            let group = byObject.firstIndex { $0.type == part.objectType } ?? byObject.count
+            if group == byObject.count { byObject.append((part.objectType, [], [])) }
+            for (position, operation) in part.operations.enumerated() {
+                let id = operation.kind == .update ? operation.recordId : "@{c\(index)[\(position)].id}"
+                guard let id else { continue }
+                byObject[group].ids.append(.string(id))
+                byObject[group].keys.append(operation.key)
+            }
+        }
+        return byObject.enumerated().map { index, read in
+            let field = readBack[read.type] ?? "LastModifiedDate"
+            let body: JSONValue = ["ids": .array(read.ids), "fields": .array(Array(Set(["Id", field])).sorted().map(JSONValue.string))]
+            return (CompositeSubrequest(method: "POST", url: client.apiPath + "/composite/sobjects/\(OrgPath.component(read.type))",
+                                        referenceId: "r\(index)", body: body), read.keys)
+        }
     }
 
     private func sendBulk(_ object: String, _ kind: SyncUpOperation.Kind, _ field: String?, _ operations: [SyncUpOperation],
