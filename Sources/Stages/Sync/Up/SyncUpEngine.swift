@@ -189,8 +189,9 @@ struct SyncUpEngine {
     /// write costs the client what making it costs the org: the first part's writes, then for
     /// each next part the longer of its writes and the save of the part before, then the last
     /// part's save, and ``partCost`` for each part after the first. Of two cuts as quick, the one
-    /// with fewer parts, then the one with the smaller last part: its read of new dates and its
-    /// save are waited for behind nothing. A phase of more than ``cutPositions`` requests (a page
+    /// with fewer parts, then the one with the smaller last part: its save is waited for behind
+    /// nothing. The model was made for parts that wait for each other, and is kept (not derived
+    /// again) for parts that leave at once. A phase of more than ``cutPositions`` requests (a page
     /// of single-record requests) is cut only at that many evenly spaced requests and before its
     /// last, so the search stays bounded (about 40,000 cuts weighed, allocating only for a better one).
     static func quickestCut(writes: [Int]) -> [Int] {
@@ -335,14 +336,18 @@ struct SyncUpEngine {
         // run is being cancelled: as a page, nothing more is sent then. A part whose read of new
         // dates fails is not saved: the journal settles it next run.
         let atOnce = settings.mergeMode != .leaveIfChanged || readsBack(transport)
-        let inFlight = atOnce ? SyncUpInFlight(maxInFlight: settings.maxInFlight) : nil
+        let inFlight = atOnce ? SyncUpInFlight(maxInFlight: settings.maxInFlight, parts: cuts.count + 1) : nil
         let bounds = [0] + cuts + [trees.count]
         let signals = atOnce ? [] : cuts.map { _ in AsyncStream<Void>.makeStream() }
         @Sendable func sync(_ part: Int) async -> PageRun {
             var partTrees = Array(trees[bounds[part]..<bounds[part + 1]])
             var tally = Tally()
             let next = part < signals.count ? signals[part].continuation : nil
-            defer { next?.finish() }
+            let seat = inFlight?.part(part)
+            defer {
+                next?.finish()
+                seat?.passTurn()
+            }
             var leave: (@Sendable () async throws -> Void)?
             if part > 0, !signals.isEmpty {
                 let before = signals[part - 1].stream
@@ -362,13 +367,16 @@ struct SyncUpEngine {
             }
             do {
                 let outcome = try await syncPage(&partTrees, transport: transport, tally: &tally, conflictsBefore: conflicts,
-                                                 beforeSending: leave, answered: answered, inFlight: inFlight)
+                                                 beforeSending: leave, answered: answered, inFlight: seat)
                 return PageRun(tally: tally, outcome: outcome, count: partTrees.count)
             } catch PartHeld.cancelled {
                 // Cancelled with its trees unsent (a cancelled wait ends without the signal): the
                 // page (and the sync) did not finish.
                 return PageRun(tally: tally, error: CancellationError(), count: 0)
             } catch PartHeld.stopped {
+                return PageRun(tally: tally, count: 0)
+            } catch is SyncUpInFlight.Stopped {
+                // Another part met a fatal answer: its error is the page's.
                 return PageRun(tally: tally, count: 0)
             } catch {
                 return PageRun(tally: tally, error: error, count: partTrees.count)
@@ -482,12 +490,13 @@ struct SyncUpEngine {
     ///     and sent (whether or not it has any; not in a dry run, which sends nothing); what it
     ///     throws ends the page with nothing written.
     ///   - answered: called once the org has answered the page's writes (and, under
-    ///     LEAVE_IF_CHANGED, their read of new dates is on its way), before the page is saved.
+    ///     LEAVE_IF_CHANGED, any read of new dates not read back by them is on its way), before
+    ///     the page is saved.
     ///   - inFlight: shared with the parts of a page sent side by side.
     func syncPage(_ trees: inout [SyncUpTree], transport: SyncUpTransport, tally: inout Tally,
                   sentBefore: [SyncUpJournalReconciler.EntryKey: SentWrite] = [:], conflictsBefore: [Int64: String]? = nil,
                   beforeSending: (@Sendable () async throws -> Void)? = nil,
-                  answered: (@Sendable () -> Void)? = nil, inFlight: SyncUpInFlight? = nil) async throws -> PageOutcome {
+                  answered: (@Sendable () -> Void)? = nil, inFlight: SyncUpInFlight.Part? = nil) async throws -> PageOutcome {
         var final: [RecordKey: SyncUpOutcome] = [:]
         var kinds: [RecordKey: SyncUpOperation.Kind] = [:]
         var sent: [RecordKey: JSONObject] = [:]
@@ -522,6 +531,9 @@ struct SyncUpEngine {
         let applier = SyncUpResultApplier(mergeMode: settings.mergeMode)
         let planner = SyncUpPlanner()
         var pending = Set(trees.indices).subtracting(conflicts.keys)
+        // Trees written again after their first request (children after their parent's id, a
+        // later pass): a date read back by an earlier request may be stale, so theirs are read after.
+        var writtenAgain = Set<Int>()
         // A record deleted on the server is re-created in a later pass; a re-created parent can
         // reveal a child deleted on the server too, hence up to two extra passes, and no more.
         for pass in 0..<3 {
@@ -560,6 +572,8 @@ struct SyncUpEngine {
                                       readBack: readsBack(transport) ? Self.dateFields(trees) : [:], inFlight: inFlight)
             results.outcomes = outcomes
             let phases = SyncUpPacker(transport: transport, readsBack: readsBack(transport)).phases(operations)
+            if pass > 0 { writtenAgain.formUnion(pending) }
+            for phase in phases.dropFirst() { writtenAgain.formUnion(phase.lazy.flatMap(\.operations).map(\.key.tree)) }
             if pass == 0, let beforeSending { try await beforeSending() }
             do {
                 try await sender.send(phases, into: &results)
@@ -583,11 +597,12 @@ struct SyncUpEngine {
                 outcome.error.map { $0.isTransient && $0.code != SyncUpError.siblingParentFailed } == true ? key.tree : nil
             })
             if !busy.isDisjoint(with: passResult.rerun) { try await Task.sleep(for: .milliseconds(500 << pass)) }
-            try await recreateMissingParents(&trees, among: passResult.parentsToCheck, applier: applier)
+            try await recreateMissingParents(&trees, among: passResult.parentsToCheck, applier: applier, inFlight: inFlight)
             pending = passResult.rerun
         }
         if settings.mergeMode == .leaveIfChanged && !settings.dryRun {
-            try await refreshModificationDates(&trees, final: final, readBack: results.readBack, answered: answered)
+            let readBack = writtenAgain.isEmpty ? results.readBack : results.readBack.filter { !writtenAgain.contains($0.key.tree) }
+            try await refreshModificationDates(&trees, final: final, readBack: readBack, answered: answered, inFlight: inFlight)
         } else {
             answered?()
         }
@@ -658,12 +673,14 @@ struct SyncUpEngine {
 
     /// OVERWRITE met a child deleted on the server: when its saved parent is gone too, the parent
     /// is re-created with it (one query for the page).
-    private func recreateMissingParents(_ trees: inout [SyncUpTree], among indices: Set<Int>, applier: SyncUpResultApplier) async throws {
+    private func recreateMissingParents(_ trees: inout [SyncUpTree], among indices: Set<Int>, applier: SyncUpResultApplier,
+                                        inFlight: SyncUpInFlight.Part?) async throws {
         let candidates = indices.filter {
             !trees[$0].parentRemoved && !trees[$0].parent.isLocallyDeleted && trees[$0].parent.hasServerId && trees[$0].parent.objectType != nil
         }
         for (type, group) in Dictionary(grouping: candidates, by: { trees[$0].parent.objectType ?? "" }) {
-            let existing = try await client.existingRecords(type, ids: group.compactMap { trees[$0].parent.id }, fields: ["Id"])
+            let ids = group.compactMap { trees[$0].parent.id }
+            let existing = try await SyncUpInFlight.limited(inFlight) { [client] in try await client.existingRecords(type, ids: ids, fields: ["Id"]) }
             for index in group where existing[SalesforceId.key(trees[index].parent.entry[trees[index].parent.idField])] == nil {
                 applier.recreateParent(&trees[index])
             }
@@ -707,12 +724,13 @@ struct SyncUpEngine {
     /// back by the requests that wrote them, else read now. `answered` is called once the read
     /// is on its way (or not needed).
     private func refreshModificationDates(_ trees: inout [SyncUpTree], final: [RecordKey: SyncUpOutcome],
-                                          readBack: [RecordKey: JSONObject], answered: (@Sendable () -> Void)?) async throws {
+                                          readBack: [RecordKey: JSONObject], answered: (@Sendable () -> Void)?,
+                                          inFlight: SyncUpInFlight.Part?) async throws {
         var wanted: [String: (field: String, keys: [RecordKey])] = [:]
         for (key, outcome) in final where outcome.isSuccess {
             let record = trees[key.tree][key.child]
             guard record.hasServerId, let type = record.objectType, !record.isDirty else { continue }
-            if let date = readBack[key]?[record.modificationDateField] {
+            if let date = readBack[key]?[record.modificationDateField], date != .null {
                 trees[key.tree][key.child].entry[record.modificationDateField] = date
                 continue
             }
@@ -724,7 +742,7 @@ struct SyncUpEngine {
         }
         // Every object's dates at once: one round trip, not one an object.
         let ids = wanted.mapValues { [trees] group in (group.keys.compactMap { trees[$0.tree][$0.child].id }, [group.field]) }
-        async let reading = client.existingRecords(ids)
+        async let reading = SyncUpInFlight.limited(inFlight) { [client] in try await client.existingRecords(ids) }
         answered?()
         let fetched = try await reading
         for (type, group) in wanted {

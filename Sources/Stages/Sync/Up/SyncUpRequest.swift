@@ -22,8 +22,9 @@ enum SyncUpRequest: Sendable {
     case rest(SyncUpOperation)
     case composite([SyncUpOperation])
     case collection(CollectionCall, [SyncUpOperation])
-    /// Up to 5 sObject Collections calls in one Composite request, parents' calls first: a child
-    /// whose new parent is in an earlier call is linked to it by `@{cN[i].id}`.
+    /// sObject Collections calls in one Composite request (5, less one an object when the request
+    /// reads its records back), parents' calls first: a child whose new parent is in an earlier
+    /// call is linked to it by `@{cN[i].id}`.
     case compositeCollections([CollectionPart])
     /// Graphs of one request: each tree's writes, all or nothing per graph.
     case graph([[SyncUpOperation]])
@@ -102,7 +103,8 @@ struct SyncUpPacker {
     /// sObject Collections calls packed 5 to a Composite request: each tree whole in one request
     /// (parents' calls first, children referring to their new parent in it), so trees need one
     /// phase; then the children of trees too large for one request (by their parent's id), then
-    /// parent deletes. 1,000 trees of 1 + 5 records take 7 requests, all in flight at once.
+    /// parent deletes. 1,000 trees of 1 + 5 records take 7 requests (13 when each reads its
+    /// records back: 80 trees a request).
     private func compositeCollectionPhases(_ trees: [[SyncUpOperation]]) -> [[SyncUpRequest]] {
         let empty = CollectionPacking(readsBack: readsBack)
         var main = empty

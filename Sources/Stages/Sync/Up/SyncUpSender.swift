@@ -24,7 +24,7 @@ struct SyncUpSender {
     var readBack: [String: String] = [:]
     /// Shared with the senders of the other parts of a page sent side by side: a request is
     /// journaled and sent once it has a slot, and not at all once any part stopped.
-    var inFlight: SyncUpInFlight? = nil
+    var inFlight: SyncUpInFlight.Part? = nil
 
     /// The outcomes of a page's writes, and their journal entries (settled once applied).
     struct Results {
@@ -46,8 +46,14 @@ struct SyncUpSender {
     func send(_ phases: [[SyncUpRequest]], into results: inout Results) async throws {
         var stop: (any Error)?
         for phase in phases {
+            if stop == nil, inFlight?.shared.isStopped == true { stop = SyncUpInFlight.Stopped() }
             if stop == nil {
-                do { try await checkBudget() } catch { stop = error }
+                do {
+                    try await checkBudget()
+                } catch {
+                    stop = error
+                    inFlight?.shared.stop()
+                }
             }
             guard stop == nil else { break }
             var ready: [SyncUpRequest] = []
@@ -67,12 +73,18 @@ struct SyncUpSender {
                     next += 1
                     group.addTask {
                         guard let inFlight else { return await journalAndExecute(request) }
-                        return await inFlight.limiter.run {
-                            guard !inFlight.isStopped, !Task.isCancelled else {
-                                return Sent(outcomes: Dictionary(uniqueKeysWithValues: request.operations.map { ($0.key, .notSent) }))
+                        await inFlight.awaitTurn()
+                        let shared = inFlight.shared
+                        return await shared.limiter.run {
+                            inFlight.passTurn()
+                            let unsent = { Dictionary(uniqueKeysWithValues: request.operations.map { ($0.key, SyncUpOutcome.notSent) }) }
+                            if Task.isCancelled {
+                                shared.stop()
+                                return Sent(outcomes: unsent(), fatal: CancellationError())
                             }
+                            if shared.isStopped { return Sent(outcomes: unsent(), fatal: SyncUpInFlight.Stopped()) }
                             let sent = await journalAndExecute(request)
-                            if sent.fatal != nil { inFlight.stop() }
+                            if sent.fatal != nil { shared.stop() }
                             return sent
                         }
                     }
@@ -543,19 +555,20 @@ struct SyncUpSender {
         for read in reads {
             guard let response = byReference[read.request.referenceId], (200..<300).contains(response.httpStatusCode),
                   let records = response.body.arrayValue else { continue }
-            // In the order asked; a record is taken only under the id its write was given.
-            for (key, record) in zip(read.keys, records) {
-                guard let record = record.objectValue, let id = outcomes[key]?.acceptedId,
-                      SalesforceId.key(record["Id"]) == SalesforceId.key(.string(id)) else { continue }
-                readBack[key] = record
+            // Each record under the id its write was given.
+            var byId: [String: JSONObject] = [:]
+            for case let record? in records.lazy.map(\.objectValue) { byId[SalesforceId.key(record["Id"])] = record }
+            for key in read.keys {
+                if let id = outcomes[key]?.acceptedId, let record = byId[SalesforceId.key(.string(id))] { readBack[key] = record }
             }
         }
         return Answer(outcomes: outcomes, readBack: readBack)
     }
 
     /// One retrieve per object of ``readBack`` among the calls' writes (deletes excepted), its
-    /// ids the created records' by reference (`@{cN[i].id}`) and the others' own, with the
-    /// record each position reads.
+    /// ids references to the writes' results (`@{cN[i].id}`), with the records it reads. Updates
+    /// are referred to as well: the reference makes the retrieve wait for the write (a Composite
+    /// request may otherwise run independent subrequests in any order).
     private func readBackRequests(_ parts: [SyncUpRequest.CollectionPart]) -> [(request: CompositeSubrequest, keys: [RecordKey])] {
         guard !readBack.isEmpty else { return [] }
         var byObject: [(type: String, ids: [JSONValue], keys: [RecordKey])] = []
@@ -563,9 +576,7 @@ struct SyncUpSender {
             let group = byObject.firstIndex { $0.type == part.objectType } ?? byObject.count
             if group == byObject.count { byObject.append((part.objectType, [], [])) }
             for (position, operation) in part.operations.enumerated() {
-                let id = operation.kind == .update ? operation.recordId : "@{c\(index)[\(position)].id}"
-                guard let id else { continue }
-                byObject[group].ids.append(.string(id))
+                byObject[group].ids.append(.string("@{c\(index)[\(position)].id}"))
                 byObject[group].keys.append(operation.key)
             }
         }
