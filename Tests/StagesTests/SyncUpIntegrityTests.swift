@@ -398,6 +398,8 @@ import Testing
         #expect(first.exitCode == 1)
         #expect(Self.created(first) == 800, "the first part only: \(first.report.stages[0])")
         #expect(sent >= 1 && sent <= 2, "the first part, perhaps the second (refused), never the third: \(sent) request(s)")
+        #expect(first.report.stages[0].error?.contains("daily API request limit") == true,
+                "the part that met the limit names it, not the parts it stopped: \(first.report.stages[0].error ?? "")")
         let second = try await bench.run(pipeline)
         #expect(second.exitCode == 0, "\(second.report.stages[0])")
         #expect(Self.created(second) == 1200)

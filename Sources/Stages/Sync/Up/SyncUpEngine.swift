@@ -376,8 +376,9 @@ struct SyncUpEngine {
             } catch PartHeld.stopped {
                 return PageRun(tally: tally, count: 0)
             } catch is SyncUpInFlight.Stopped {
-                // Another part met a fatal answer: its error is the page's.
-                return PageRun(tally: tally, count: 0)
+                // Stopped by another part (its cause is set before any part can see the stop): the
+                // page ends with that cause, whichever part is reported first.
+                return PageRun(tally: tally, error: inFlight?.cause ?? CancellationError(), count: 0)
             } catch {
                 return PageRun(tally: tally, error: error, count: partTrees.count)
             }

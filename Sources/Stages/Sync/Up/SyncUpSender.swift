@@ -19,7 +19,7 @@ struct SyncUpSender {
     /// Checked before each phase; throws to stop the sync up (the API budget is spent).
     let checkBudget: @Sendable () async throws -> Void
     /// The field read back, by object, from the records a Composite request of Collections
-    /// writes, by retrieves at the end of the same request (their ids referring to the creates'
+    /// writes, by retrieves at the end of the same request (their ids referring to the writes'
     /// results): under LEAVE_IF_CHANGED, the modification dates the org gave them. Empty: none.
     var readBack: [String: String] = [:]
     /// Shared with the senders of the other parts of a page sent side by side: a request is
@@ -46,13 +46,13 @@ struct SyncUpSender {
     func send(_ phases: [[SyncUpRequest]], into results: inout Results) async throws {
         var stop: (any Error)?
         for phase in phases {
-            if stop == nil, inFlight?.shared.isStopped == true { stop = SyncUpInFlight.Stopped() }
+            if stop == nil, inFlight?.shared.cause != nil { stop = SyncUpInFlight.Stopped() }
             if stop == nil {
                 do {
                     try await checkBudget()
                 } catch {
                     stop = error
-                    inFlight?.shared.stop()
+                    inFlight?.shared.stop(because: error)
                 }
             }
             guard stop == nil else { break }
@@ -79,12 +79,12 @@ struct SyncUpSender {
                             inFlight.passTurn()
                             let unsent = { Dictionary(uniqueKeysWithValues: request.operations.map { ($0.key, SyncUpOutcome.notSent) }) }
                             if Task.isCancelled {
-                                shared.stop()
+                                shared.stop(because: CancellationError())
                                 return Sent(outcomes: unsent(), fatal: CancellationError())
                             }
-                            if shared.isStopped { return Sent(outcomes: unsent(), fatal: SyncUpInFlight.Stopped()) }
+                            if shared.cause != nil { return Sent(outcomes: unsent(), fatal: SyncUpInFlight.Stopped()) }
                             let sent = await journalAndExecute(request)
-                            if sent.fatal != nil { shared.stop() }
+                            if let fatal = sent.fatal { shared.stop(because: fatal) }
                             return sent
                         }
                     }
@@ -102,7 +102,10 @@ struct SyncUpSender {
                         results.readBack[key] = sent.readBack[key]
                     }
                     results.outcomes.merge(sent.outcomes) { $1 }
-                    if let fatal = sent.fatal, stop == nil { stop = fatal }
+                    // A part's own fatal answer wins over another part's stop.
+                    if let fatal = sent.fatal, stop == nil || (stop is SyncUpInFlight.Stopped && !(fatal is SyncUpInFlight.Stopped)) {
+                        stop = fatal
+                    }
                     startNext()
                 }
             }
@@ -504,7 +507,7 @@ struct SyncUpSender {
     /// resolved (a parent of the call failed) is refused whole by the org, nothing applied: the
     /// children of failed parents fail with them, the others go again once their parent's id is known.
     /// The calls are followed by one retrieve per object of ``readBack``, reading the records
-    /// written; a retrieve that cannot be resolved (a create failed) reads nothing.
+    /// written; a retrieve that cannot be resolved (a write of its object failed) reads nothing.
     private func sendCompositeCollections(_ parts: [SyncUpRequest.CollectionPart]) async throws -> Answer {
         let base = client.apiPath + "/composite/sobjects"
         var subrequests = parts.enumerated().map { index, part -> CompositeSubrequest in
