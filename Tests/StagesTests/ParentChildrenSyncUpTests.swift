@@ -171,14 +171,15 @@ import Testing
 /// The same trees through every transport: links by reference or by returned id, a tree of more
 /// than 25 writes split correctly, Graph's all-or-nothing trees, the API budget guard.
 @Suite struct SyncUpStrategyTests {
-    func pipeline(_ bench: SyncHarness, strategy: String, extra: String = "") throws -> PipelineDefinition {
+    func pipeline(_ bench: SyncHarness, strategy: String, mergeMode: String = "OVERWRITE", extra: String = "") throws -> PipelineDefinition {
         try bench.pipeline(syncs: """
             [ { "syncName": "trees", "syncType": "syncUp", "soupName": "Accounts",
                 "target": { "type": "parent_children", "relationshipType": "MASTER_DETAIL",
                   "parent": { "sobjectType": "Account", "soupName": "Accounts" },
                   "children": { "sobjectType": "Contact", "sobjectTypePlural": "Contacts", "soupName": "Contacts", "parentIdFieldName": "AccountId" },
                   "createFieldlist": ["Name"], "updateFieldlist": ["Name"], "childrenCreateFieldlist": ["LastName", "AccountId"],
-                  "childrenUpdateFieldlist": ["LastName", "AccountId"] } } ]
+                  "childrenUpdateFieldlist": ["LastName", "AccountId"] },
+                "options": { "mergeMode": "\(mergeMode)" } } ]
             """, stages: #"[ { "id": "up", "type": "syncUp", "sync": "trees", "strategy": "\#(strategy)"\#(extra) } ]"#)
     }
 
@@ -222,15 +223,7 @@ import Testing
     @Test func aPageFillingSevenRequestsIsSentAndSavedInParts() async throws {
         let bench = try await SyncHarness()
         defer { Task { await bench.close() } }
-        let pipeline = try bench.pipeline(syncs: """
-            [ { "syncName": "trees", "syncType": "syncUp", "soupName": "Accounts",
-                "target": { "type": "parent_children", "relationshipType": "MASTER_DETAIL",
-                  "parent": { "sobjectType": "Account", "soupName": "Accounts" },
-                  "children": { "sobjectType": "Contact", "sobjectTypePlural": "Contacts", "soupName": "Contacts", "parentIdFieldName": "AccountId" },
-                  "createFieldlist": ["Name"], "updateFieldlist": ["Name"], "childrenCreateFieldlist": ["LastName", "AccountId"],
-                  "childrenUpdateFieldlist": ["LastName", "AccountId"] },
-                "options": { "mergeMode": "LEAVE_IF_CHANGED" } } ]
-            """, stages: #"[ { "id": "up", "type": "syncUp", "sync": "trees" } ]"#)
+        let pipeline = try pipeline(bench, strategy: "auto", mergeMode: "LEAVE_IF_CHANGED")
         typealias H = SyncHarness
         // 490 new trees of 1 + 5: 80 fill each of the first six requests (three Collections
         // calls, and a retrieve an object reading back the new dates); the rest, and two updates
@@ -287,15 +280,7 @@ import Testing
     @Test func newDatesAreReadBackByTheRequestThatWrites() async throws {
         let bench = try await SyncHarness()
         defer { Task { await bench.close() } }
-        let pipeline = try bench.pipeline(syncs: """
-            [ { "syncName": "trees", "syncType": "syncUp", "soupName": "Accounts",
-                "target": { "type": "parent_children", "relationshipType": "MASTER_DETAIL",
-                  "parent": { "sobjectType": "Account", "soupName": "Accounts" },
-                  "children": { "sobjectType": "Contact", "sobjectTypePlural": "Contacts", "soupName": "Contacts", "parentIdFieldName": "AccountId" },
-                  "createFieldlist": ["Name"], "updateFieldlist": ["Name"], "childrenCreateFieldlist": ["LastName", "AccountId"],
-                  "childrenUpdateFieldlist": ["LastName", "AccountId"] },
-                "options": { "mergeMode": "LEAVE_IF_CHANGED" } } ]
-            """, stages: #"[ { "id": "up", "type": "syncUp", "sync": "trees" } ]"#)
+        let pipeline = try pipeline(bench, strategy: "auto", mergeMode: "LEAVE_IF_CHANGED")
         typealias H = SyncHarness
         let existing = try await bench.serverRecord("Account", ["Name": "Existing"])
         try await bench.advanceClock()
