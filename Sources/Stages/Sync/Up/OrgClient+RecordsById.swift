@@ -16,11 +16,8 @@ extension OrgClient {
     func existingRecords(_ wanted: [String: (ids: [String], fields: [String])]) async throws -> [String: [String: JSONObject]] {
         var subrequests: [(type: String, request: CompositeSubrequest)] = []
         for (type, group) in wanted.sorted(by: { $0.key < $1.key }) where !group.ids.isEmpty {
-            let url = apiPath + "/composite/sobjects/\(OrgPath.component(type))"
-            let fields = JSONValue.array(group.fields.map(JSONValue.string))
             for chunk in group.ids.chunked(into: OrgLimits.retrieveByBody) {
-                let body: JSONValue = ["ids": .array(chunk.map(JSONValue.string)), "fields": fields]
-                subrequests.append((type, CompositeSubrequest(method: "POST", url: url, referenceId: "r\(subrequests.count)", body: body)))
+                subrequests.append((type, retrieveSubrequest(type, ids: chunk, fields: group.fields, referenceId: "r\(subrequests.count)")))
             }
         }
         return try await withThrowingTaskGroup(of: [(String, CompositeSubresponse)].self) { group in
@@ -43,5 +40,14 @@ extension OrgClient {
             }
             return found
         }
+    }
+
+    /// A Composite subrequest reading `fields` of the `type` records among `ids` (up to 2,000;
+    /// they may be references to earlier subrequests' results): an sObject Collections retrieve
+    /// by request body.
+    func retrieveSubrequest(_ type: String, ids: [String], fields: [String], referenceId: String) -> CompositeSubrequest {
+        let body: JSONValue = ["ids": .array(ids.map(JSONValue.string)), "fields": .array(fields.map(JSONValue.string))]
+        return CompositeSubrequest(method: "POST", url: apiPath + "/composite/sobjects/\(OrgPath.component(type))", referenceId: referenceId,
+                                   body: body)
     }
 }

@@ -535,6 +535,7 @@ struct SyncUpEngine {
         // Trees written again after their first request (children after their parent's id, a
         // later pass): a date read back by an earlier request may be stale, so theirs are read after.
         var writtenAgain = Set<Int>()
+        let dateFields = readsBack(transport) ? Self.dateFields(trees) : [:]
         // A record deleted on the server is re-created in a later pass; a re-created parent can
         // reveal a child deleted on the server too, hence up to two extra passes, and no more.
         for pass in 0..<3 {
@@ -570,7 +571,7 @@ struct SyncUpEngine {
             }
             let sender = SyncUpSender(client: client, store: store, syncName: settings.syncName, maxInFlight: settings.maxInFlight,
                                       writer: target as? any SyncUpRecordWriter, checkBudget: budgetCheck,
-                                      readBack: readsBack(transport) ? Self.dateFields(trees) : [:], inFlight: inFlight)
+                                      readBack: dateFields, inFlight: inFlight)
             results.outcomes = outcomes
             let phases = SyncUpPacker(transport: transport, readsBack: readsBack(transport)).phases(operations)
             if pass > 0 { writtenAgain.formUnion(pending) }

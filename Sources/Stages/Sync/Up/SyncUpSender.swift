@@ -574,20 +574,19 @@ struct SyncUpSender {
     /// request may otherwise run independent subrequests in any order).
     private func readBackRequests(_ parts: [SyncUpRequest.CollectionPart]) -> [(request: CompositeSubrequest, keys: [RecordKey])] {
         guard !readBack.isEmpty else { return [] }
-        var byObject: [(type: String, ids: [JSONValue], keys: [RecordKey])] = []
-        for (index, part) in parts.enumerated() where part.call != .delete && readBack[part.objectType] != nil {
+        var byObject: [(type: String, field: String, ids: [String], keys: [RecordKey])] = []
+        for (index, part) in parts.enumerated() where part.call != .delete {
+            guard let field = readBack[part.objectType] else { continue }
             let group = byObject.firstIndex { $0.type == part.objectType } ?? byObject.count
-            if group == byObject.count { byObject.append((part.objectType, [], [])) }
+            if group == byObject.count { byObject.append((part.objectType, field, [], [])) }
             for (position, operation) in part.operations.enumerated() {
-                byObject[group].ids.append(.string("@{c\(index)[\(position)].id}"))
+                byObject[group].ids.append("@{c\(index)[\(position)].id}")
                 byObject[group].keys.append(operation.key)
             }
         }
         return byObject.enumerated().map { index, read in
-            let field = readBack[read.type] ?? "LastModifiedDate"
-            let body: JSONValue = ["ids": .array(read.ids), "fields": .array(Array(Set(["Id", field])).sorted().map(JSONValue.string))]
-            return (CompositeSubrequest(method: "POST", url: client.apiPath + "/composite/sobjects/\(OrgPath.component(read.type))",
-                                        referenceId: "r\(index)", body: body), read.keys)
+            let fields = read.field == "Id" ? ["Id"] : ["Id", read.field]
+            return (client.retrieveSubrequest(read.type, ids: read.ids, fields: fields, referenceId: "r\(index)"), read.keys)
         }
     }
 
