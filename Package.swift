@@ -97,6 +97,8 @@ let package = Package(
             name: "SyncUpBenchmark", dependencies: ["Stages", "Soups", "Connectors", "OrgEmulator", "JSON"], path: "Benchmarks/SyncUpBenchmark"),
         .executableTarget(
             name: "SyncDownBenchmark", dependencies: ["Stages", "Soups", "Connectors", "OrgEmulator", "JSON"], path: "Benchmarks/SyncDownBenchmark"),
+        /// Test support: child processes started with posix_spawn (Foundation's `Process` crashed tests).
+        .target(name: "ChildProcesses", path: "Tests/ChildProcesses"),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "SOQLTests", dependencies: ["SOQL", "JSON"]),
         .testTarget(name: "FormatsTests", dependencies: ["Formats", "JSON"]),
@@ -115,10 +117,10 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
             ]),
-        .testTarget(name: "SoupsTests", dependencies: ["Soups", "JSON", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "SoupsTests", dependencies: ["Soups", "JSON", "ChildProcesses", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "StagesTests", dependencies: ["Stages", "Soups", "SOQL", "JSON", "Connectors", "OrgEmulator", "FuzzTargets"]),
         .testTarget(
             name: "PipelineCLITests",
-            dependencies: ["PipelineCLI", "Stages", "Soups", "JSON", "Connectors", "OrgEmulator", .product(name: "GRDB", package: "GRDB.swift")]),
+            dependencies: ["PipelineCLI", "Stages", "Soups", "JSON", "Connectors", "OrgEmulator", "ChildProcesses", .product(name: "GRDB", package: "GRDB.swift")]),
     ]
 )

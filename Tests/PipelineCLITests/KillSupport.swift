@@ -1,4 +1,5 @@
 import Foundation
+import ChildProcesses
 import GRDB
 import Soups
 
@@ -9,31 +10,15 @@ extension PipelineCLITests {
     /// lands at the point observed, on a fast machine or a slow one. Returns whether it was reached.
     @discardableResult
     static func runAndKill(_ pipeline: String, seconds: Int = 60, when reached: @escaping () async -> Bool) async throws -> Bool {
-        // posix_spawn rather than Foundation's Process (see `spawn`), output discarded.
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        for descriptor: Int32 in [0, 1, 2] {
-            posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY, 0)
-        }
-        PipelineCLITests.closeInheritedDescriptors(&actions)
-        let executable = packageRoot + "/.build/debug/pipeline"
-        let argv = ([executable, "run", pipeline] as [String]).map { strdup($0) } + [nil]
-        let envp = ProcessInfo.processInfo.environment.map { strdup("\($0)=\($1)") } + [nil]
-        defer { for pointer in argv + envp { free(pointer) } }
-        var pid = pid_t()
-        guard posix_spawn(&pid, executable, &actions, nil, argv, envp) == 0 else {
-            throw CocoaError(.executableLoad, userInfo: [NSFilePathErrorKey: executable])
-        }
+        let child = try ChildProcess(packageRoot + "/.build/debug/pipeline", ["run", pipeline])
         var seen = false
-        var status: Int32 = 0
         for _ in 0..<(seconds * 100) where !seen {
-            if waitpid(pid, &status, WNOHANG) == pid { return false }
+            if child.poll() != nil { return false }
             try await Task.sleep(for: .milliseconds(10))
             seen = await reached()
         }
-        kill(pid, SIGKILL)
-        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        child.kill()
+        child.wait()
         return seen
     }
 

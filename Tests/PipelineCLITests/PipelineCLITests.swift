@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -28,14 +29,6 @@ import Testing
         return try spawn(binary, arguments, cwd: cwd, environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new })
     }
 
-    /// Closes every descriptor above stderr in a spawned child (glibc's
-    /// `posix_spawn_file_actions_addclosefrom_np`, looked up as Swift does not import it).
-    static func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
-        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else { return }
-        _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3)
-    }
-
     /// ``pipeline(_:cwd:environment:)`` waited for on a thread of its own: a long run must not
     /// hold one of the few threads every other test's tasks (and emulators) share.
     static func pipelineInBackground(_ arguments: [String], cwd: String? = nil) async throws -> Result {
@@ -46,37 +39,10 @@ import Testing
         }
     }
 
-    /// Runs `executable` to its end with posix_spawn, its output in temporary files: Foundation's
-    /// `Process.run()` crashed now and then (a bad read inside it) while other tests opened and
-    /// closed sockets, and the CLI tests launch the binary hundreds of times.
+    /// Runs `executable` to its end (a ``ChildProcess``, not Foundation's `Process`).
     static func spawn(_ executable: String, _ arguments: [String], cwd: String?, environment: [String: String]) throws -> Result {
-        let base = NSTemporaryDirectory() + "cli-" + UUID().uuidString
-        defer { for suffix in [".out", ".err"] { try? FileManager.default.removeItem(atPath: base + suffix) } }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, base + ".out", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, base + ".err", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        // Nothing else of this process reaches the child: an inherited listening socket of
-        // another test's emulator would keep its port bound for as long as the child runs.
-        closeInheritedDescriptors(&actions)
-        // A working folder through the shell, which changes to it and then becomes the program.
-        let (program, list) = cwd.map { ("/bin/sh", ["/bin/sh", "-c", #"cd "$0" && exec "$@""#, $0, executable] + arguments) }
-            ?? (executable, [executable] + arguments)
-        let argv = list.map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0)=\($1)") } + [nil]
-        defer { for pointer in argv + envp { free(pointer) } }
-        var pid = pid_t()
-        let spawned = posix_spawn(&pid, program, &actions, nil, argv, envp)
-        guard spawned == 0 else { throw CocoaError(.executableLoad, userInfo: [NSFilePathErrorKey: executable]) }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-        // Exited: the code in bits 8–15; killed: the signal in the low 7 bits.
-        let exitCode = status & 0x7F == 0 ? (status >> 8) & 0xFF : status & 0x7F
-        let stdout = (try? String(contentsOfFile: base + ".out", encoding: .utf8)) ?? ""
-        let stderr = (try? String(contentsOfFile: base + ".err", encoding: .utf8)) ?? ""
-        return Result(exitCode: exitCode, stdout: stdout, stderr: stderr)
+        let run = try ChildProcess.run(executable, arguments, environment: environment, workingDirectory: cwd)
+        return Result(exitCode: run.termination.code, stdout: run.stdout, stderr: run.stderr)
     }
 
     static func temporaryDirectory() throws -> String {
@@ -223,20 +189,15 @@ import Testing
         let demo = try Self.demoCopy()
         defer { try? FileManager.default.removeItem(atPath: (demo.store as NSString).deletingLastPathComponent) }
         // Another process holding the lock (flock(2), as a run does), then killed.
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: "/usr/bin/perl")
-        holder.arguments = ["-MFcntl=:flock", "-e", "open(F, '>', $ARGV[0]) or die; flock(F, LOCK_EX) or die; sleep 30", demo.store + ".lock"]
-        holder.standardOutput = FileHandle.nullDevice
-        holder.standardError = FileHandle.nullDevice
-        try holder.runSerialized()
+        let holder = try ChildProcess("/usr/bin/perl", ["-MFcntl=:flock", "-e", "open(F, '>', $ARGV[0]) or die; flock(F, LOCK_EX) or die; sleep 30", demo.store + ".lock"])
         var waited = 0
         while (try? StoreLock(storePath: demo.store)).map({ $0.release(); return true }) == true && waited < 100 {
             Thread.sleep(forTimeInterval: 0.02)
             waited += 1
         }
         #expect(try Self.pipeline(["run", demo.pipeline]).exitCode == 4)
-        kill(holder.processIdentifier, SIGKILL)
-        holder.waitUntilExit()
+        holder.kill()
+        holder.wait()
         #expect(try Self.pipeline(["run", demo.pipeline]).exitCode == 0)
     }
 
@@ -262,22 +223,11 @@ import Testing
 /// `pipeline emulator` as a process: its start line, and a clear error for a bad seed.
 @Suite struct EmulatorCommandTests {
     @Test func printsItsStartLineAndServes() async throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: PipelineCLITests.packageRoot + "/.build/debug/pipeline")
-        process.arguments = ["emulator", "--port", "0", "--seed", PipelineCLITests.packageRoot + "/samples/org/seed.json",
-                             "--access-token", "test-token-123"]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.runSerialized()
-        defer { kill(process.processIdentifier, SIGKILL) }
-        var line = Data()
-        while true {
-            let byte = out.fileHandleForReading.readData(ofLength: 1)
-            if byte.isEmpty || byte == Data("\n".utf8) { break }
-            line.append(byte)
-        }
-        let text = String(decoding: line, as: UTF8.self)
+        let process = try ChildProcess(PipelineCLITests.packageRoot + "/.build/debug/pipeline",
+                                       ["emulator", "--port", "0", "--seed", PipelineCLITests.packageRoot + "/samples/org/seed.json",
+                                        "--access-token", "test-token-123"], stdout: .pipe)
+        defer { process.kill(); process.wait() }
+        let text = process.readLine() ?? ""
         let match = try #require(text.firstMatch(of: /^instance_url=(http:\/\/127\.0\.0\.1:\d+) access_token=test-token-123 username=demo@syncpipeline\.dev$/))
         var request = URLRequest(url: URL(string: String(match.1) + "/services/data/v62.0/limits")!)
         request.setValue("Bearer test-token-123", forHTTPHeaderField: "Authorization")

@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import Testing
 
@@ -104,21 +105,15 @@ import Glibc
             let lockPath = path + ".lock"
             // The shell takes the lock on fd 9 with flock(1), then becomes `sleep`, which keeps fd 9:
             // one process holds the lock, as a pipeline run would.
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/sh")
             // `flock -w`: the probe below takes the lock for an instant while it polls.
-            process.arguments = ["-c", #"exec 9>>"$0" && flock -w 10 9 && exec sleep 60"#, lockPath]
-            try process.runSerialized()
-            defer {
-                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            }
+            let process = try ChildProcess("/bin/sh", ["-c", #"exec 9>>"$0" && flock -w 10 9 && exec sleep 60"#, lockPath])
+            defer { process.kill(); process.wait() }
             #expect(try await Self.eventually { Self.isLocked(path) }, "the child never took the lock")
             #expect(throws: SoupStoreError.storeLocked(path)) { try StoreLock(storePath: path) }
-            #expect(process.isRunning)
+            #expect(process.poll() == nil, "the child ended")
 
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            #expect(process.terminationReason == .uncaughtSignal)
+            process.kill()
+            #expect(process.wait() == .signalled(SIGKILL))
             #expect(try await Self.eventually { !Self.isLocked(path) }, "the lock outlived the process")
             let lock = try StoreLock(storePath: path)
             withExtendedLifetime(lock) {}
@@ -128,19 +123,9 @@ import Glibc
     @Test func aLockHeldHereBlocksAChildProcess() async throws {
         try await Self.withStorePath { (path) async throws in
             let lock = try StoreLock(storePath: path)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["flock", "-n", lock.path, "true"]
-            try process.runSerialized()
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 1)
+            #expect(try ChildProcess.run("/usr/bin/env", ["flock", "-n", lock.path, "true"]).termination == .exited(1))
             lock.release()
-            let after = Process()
-            after.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            after.arguments = ["flock", "-n", lock.path, "true"]
-            try after.runSerialized()
-            after.waitUntilExit()
-            #expect(after.terminationStatus == 0)
+            #expect(try ChildProcess.run("/usr/bin/env", ["flock", "-n", lock.path, "true"]).termination == .exited(0))
         }
     }
 }
