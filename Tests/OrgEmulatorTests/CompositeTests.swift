@@ -149,6 +149,65 @@ import Testing
         }
     }
 
+    /// References inside longer strings and nested arrays are all resolved; an index outside the
+    /// results (negative too) fails its subrequest alone; `@{` without its `}` stays text.
+    @Test func referencesAnywhereInABodyAndBadOnesFailTheirSubrequest() async throws {
+        try await withEmulator { emu in
+            let parents: JSONValue = ["allOrNone": false, "records": [
+                ["attributes": ["type": "Account"], "Name": "Ref P0"], ["attributes": ["type": "Account"], "Name": "Ref P1"],
+            ]]
+            let reply = try await emu.rest("POST", "/composite", json: ["compositeRequest": [
+                Self.subrequest("POST", "/composite/sobjects", "c0", body: parents),
+                Self.subrequest("POST", "/sobjects/Contact", "both", body: ["LastName": "Ref C", "AccountId": "@{c0[1].id}",
+                                                                            "Description": "first @{c0[0].id}, then @{c0[1].id} and @{ left"]),
+                Self.subrequest("POST", "/composite/sobjects/Account", "read", body: ["ids": ["@{c0[0].id}", "@{c0[1].id}"], "fields": ["Name"]]),
+                Self.subrequest("POST", "/sobjects/Contact", "negative", body: ["LastName": "Ref N", "AccountId": "@{c0[-1].id}"]),
+                Self.subrequest("POST", "/sobjects/Contact", "beyond", body: ["LastName": "Ref B", "AccountId": "@{c0[2].id}"]),
+            ]])
+            #expect(reply.status == 200, "\(reply.text)")
+            let responses = try #require(reply.json["compositeResponse"]?.arrayValue)
+            try #require(responses.count == 5)
+            let ids = responses[0]["body"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []
+            try #require(ids.count == 2)
+            let contact = try #require(responses[1]["body"]?["id"]?.stringValue)
+            let stored = try await emu.record("Contact", contact)
+            #expect(stored["AccountId"]?.stringValue == ids[1])
+            #expect(stored["Description"]?.stringValue == "first \(ids[0]), then \(ids[1]) and @{ left")
+            #expect(responses[2]["body"]?.arrayValue?.map { $0["Name"] } == ["Ref P0", "Ref P1"])
+            for (response, expression) in zip(responses[3...], ["c0[-1].id", "c0[2].id"]) {
+                #expect(response["httpStatusCode"] == 400)
+                #expect(response["body"]?[0]?["errorCode"] == "PROCESSING_HALTED")
+                #expect(response["body"]?[0]?["message"]?.stringValue?.contains("No value for \(expression) found in c0.") == true)
+            }
+        }
+    }
+
+    /// A parent deleted by an earlier subrequest is gone for a later single create and a later
+    /// Collections call, though an earlier call saw it live.
+    @Test func aParentDeletedBetweenCollectionsCallsIsNoLongerLive() async throws {
+        try await withEmulator { emu in
+            let account = try #require(try await emu.rest("POST", "/sobjects/Account", json: ["Name": "Short-lived"]).json["id"]?.stringValue)
+            let child: (String) -> JSONValue = { name in
+                ["allOrNone": false, "records": [["attributes": ["type": "Contact"], "LastName": .string(name), "AccountId": .string(account)]]]
+            }
+            let reply = try await emu.rest("POST", "/composite", json: ["compositeRequest": [
+                Self.subrequest("POST", "/composite/sobjects", "before", body: child("Before")),
+                Self.subrequest("DELETE", "/composite/sobjects?ids=\(account)&allOrNone=false", "delete"),
+                Self.subrequest("POST", "/sobjects/Contact", "single", body: ["LastName": "Single", "AccountId": .string(account)]),
+                Self.subrequest("POST", "/composite/sobjects", "after", body: child("After")),
+            ]])
+            #expect(reply.status == 200, "\(reply.text)")
+            let responses = try #require(reply.json["compositeResponse"]?.arrayValue)
+            try #require(responses.count == 4)
+            #expect(responses[0]["body"]?[0]?["success"] == true)
+            #expect(responses[1]["body"]?[0]?["success"] == true)
+            #expect(responses[2]["httpStatusCode"] == 400)
+            #expect(responses[2]["body"]?[0]?["errorCode"] == "INVALID_CROSS_REFERENCE_KEY")
+            #expect(responses[3]["body"]?[0]?["success"] == false)
+            #expect(responses[3]["body"]?[0]?["errors"]?[0]?["statusCode"] == "INVALID_CROSS_REFERENCE_KEY")
+        }
+    }
+
     @Test func moreThan25SubrequestsIsRefused() async throws {
         try await withEmulator { emu in
             let subrequests: [JSONValue] = (0..<26).map { Self.subrequest("POST", "/sobjects/Account", "a\($0)", body: ["Name": .string("N\($0)")]) }

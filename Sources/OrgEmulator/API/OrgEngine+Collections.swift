@@ -65,6 +65,8 @@ extension OrgEngine {
                 }
             }
             var reserved: [String: RecordStore.IdBlock] = [:]
+            liveIdsSeen = []
+            defer { liveIdsSeen = nil }
             let reserve = { (db: Database) throws in
                 for (prefix, count) in creates { reserved[prefix] = try RecordStore.reserveIds(db, prefix: prefix, count: count) }
             }

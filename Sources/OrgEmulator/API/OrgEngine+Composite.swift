@@ -36,8 +36,7 @@ extension OrgEngine {
     func validateSubrequests(_ subrequests: [JSONValue]) throws(APIError) {
         var referenceIds = Set<String>()
         for (offset, subrequest) in subrequests.enumerated() {
-            guard let referenceId = subrequest["referenceId"]?.stringValue,
-                  referenceId.range(of: #"^[A-Za-z0-9][A-Za-z0-9_]*$"#, options: .regularExpression) != nil else {
+            guard let referenceId = subrequest["referenceId"]?.stringValue, Self.isReferenceId(referenceId) else {
                 throw APIError.badJSON("'referenceId' is a required field and must start with a letter or a number and contain only letters, numbers and underscores (subrequest \(offset)).")
             }
             guard referenceIds.insert(referenceId).inserted else {
@@ -50,6 +49,15 @@ extension OrgEngine {
                 throw APIError(400, "INVALID_URL", "The url of subrequest \(referenceId) must start with /services/data/vXX.X/")
             }
         }
+    }
+
+    /// A letter or digit, then letters, digits and underscores (ASCII), as an org requires.
+    static func isReferenceId(_ text: String) -> Bool {
+        func isAlphanumeric(_ byte: UInt8) -> Bool {
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+        }
+        guard let first = text.utf8.first, isAlphanumeric(first) else { return false }
+        return text.utf8.dropFirst().allSatisfy { isAlphanumeric($0) || $0 == UInt8(ascii: "_") }
     }
 
     /// Runs subrequests in order in one transaction. With `allOrNone`, the first failure rolls
@@ -165,48 +173,78 @@ extension OrgEngine {
     }
 
     /// Replaces each `@{ref.path[0].field}` in `text` with the value found in an earlier result.
+    /// Read as UTF-8 bytes: a Composite of Collections carries a reference for each child's
+    /// parent and each record read back, thousands a request.
     static func resolveReferences(in text: String, results: [String: JSONValue]) throws(APIError) -> String {
-        guard text.contains("@{") else { return text }
-        var output = ""
-        var rest = Substring(text)
-        while let start = rest.range(of: "@{") {
-            output += rest[..<start.lowerBound]
-            guard let end = rest[start.upperBound...].firstIndex(of: "}") else { output += rest[start.lowerBound...]; return output }
-            let expression = String(rest[start.upperBound..<end])
-            guard let value = lookup(expression, results: results) else {
-                let referenceId = String(expression.prefix { $0 != "." && $0 != "[" })
-                throw APIError(400, "PROCESSING_HALTED",
-                               "Invalid reference specified. No value for \(expression) found in \(referenceId). Provided referenceId ('\(expression)') must start with a letter or a number, and it can contain only letters, numbers and underscores ('_').")
+        let bytes = Array(text.utf8)
+        guard var start = referenceStart(in: bytes, from: 0) else { return text }
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count + 16)
+        var position = 0
+        while true {
+            output.append(contentsOf: bytes[position..<start])
+            guard let end = bytes[(start + 2)...].firstIndex(of: UInt8(ascii: "}")) else {
+                position = start
+                break
             }
-            output += value.stringValue ?? value.jsonString
-            rest = rest[rest.index(after: end)...]
+            let expression = bytes[(start + 2)..<end]
+            guard let value = lookup(expression, results: results) else {
+                let text = String(decoding: expression, as: UTF8.self)
+                let referenceId = String(text.prefix { $0 != "." && $0 != "[" })
+                throw APIError(400, "PROCESSING_HALTED",
+                               "Invalid reference specified. No value for \(text) found in \(referenceId). Provided referenceId ('\(text)') must start with a letter or a number, and it can contain only letters, numbers and underscores ('_').")
+            }
+            output.append(contentsOf: (value.stringValue ?? value.jsonString).utf8)
+            position = end + 1
+            guard let next = referenceStart(in: bytes, from: position) else { break }
+            start = next
         }
-        return output + rest
+        output.append(contentsOf: bytes[position...])
+        return String(decoding: output, as: UTF8.self)
     }
 
-    static func lookup(_ expression: String, results: [String: JSONValue]) -> JSONValue? {
-        var tokens: [String] = []
-        var current = ""
-        for character in expression {
-            if character == "." || character == "[" || character == "]" {
-                if !current.isEmpty { tokens.append(current) }
-                current = ""
-            } else {
-                current.append(character)
-            }
+    /// Where the next `@{` in `bytes` starts, from `position` on.
+    private static func referenceStart(in bytes: [UInt8], from position: Int) -> Int? {
+        var index = position
+        while index + 1 < bytes.count {
+            if bytes[index] == UInt8(ascii: "@") && bytes[index + 1] == UInt8(ascii: "{") { return index }
+            index += 1
         }
-        if !current.isEmpty { tokens.append(current) }
-        guard let first = tokens.first, var value = results[first] else { return nil }
-        for token in tokens.dropFirst() {
-            if let index = Int(token), let array = value.arrayValue {
-                guard index < array.count else { return nil }
+        return nil
+    }
+
+    /// The value a reference's expression (`ref.path[0].field`, as UTF-8) names in the results
+    /// so far; `nil` when there is none (or it is null).
+    static func lookup(_ expression: some Collection<UInt8>, results: [String: JSONValue]) -> JSONValue? {
+        var value: JSONValue?
+        var token: [UInt8] = []
+        /// Steps into the member or element the token names; false when there is none.
+        func step() -> Bool {
+            defer { token.removeAll(keepingCapacity: true) }
+            guard !token.isEmpty else { return true }
+            let name = String(decoding: token, as: UTF8.self)
+            guard let current = value else {
+                value = results[name]
+                return value != nil
+            }
+            if let index = Int(name), let array = current.arrayValue {
+                guard array.indices.contains(index) else { return false }
                 value = array[index]
-            } else if let member = value[token] {
+            } else if let member = current[name] {
                 value = member
             } else {
-                return nil
+                return false
+            }
+            return true
+        }
+        for byte in expression {
+            if byte == UInt8(ascii: ".") || byte == UInt8(ascii: "[") || byte == UInt8(ascii: "]") {
+                guard step() else { return nil }
+            } else {
+                token.append(byte)
             }
         }
-        return value.isNull ? nil : value
+        guard step(), let value, !value.isNull else { return nil }
+        return value
     }
 }

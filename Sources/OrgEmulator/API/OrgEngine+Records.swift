@@ -11,8 +11,12 @@ extension OrgEngine {
         return object
     }
 
+    /// Whether the record `id` exists and is not deleted (a reference field's check).
     func liveRecordExists(_ db: Database, id: String) -> Bool {
-        (try? Bool.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) > 0 FROM records WHERE id = ? AND isDeleted = 0"), arguments: [id])) ?? false
+        if liveIdsSeen?.contains(id) == true { return true }
+        let live = (try? Bool.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) > 0 FROM records WHERE id = ? AND isDeleted = 0"), arguments: [id])) ?? false
+        if live { liveIdsSeen?.insert(id) }
+        return live
     }
 
     /// Creates a record and returns its id. Every check comes first: a create that fails has

@@ -38,6 +38,9 @@ actor OrgEngine {
     var ambientDatabase: Database?
     /// A Composite, Graph or Tree request is running its subrequests (they cannot nest).
     var groupWriteOpen = false
+    /// Records known to be live while a Collections create or update runs (it deletes nothing):
+    /// the children of one parent check its id once, not once each. `nil` outside one.
+    var liveIdsSeen: Set<String>?
     /// The user the request being handled runs as (`CreatedById` / `LastModifiedById`).
     var actingUserId: String?
     var userIds: [String: String] = [:]
