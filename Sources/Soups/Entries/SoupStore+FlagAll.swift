@@ -27,13 +27,15 @@ extension SoupStore {
             }
             let t = table.tableName
             let flagPath = SoupTable.jsonPath(flag)
-            let already = "(json_extract(\(t).soup, '\(flagPath)') IS 1 AND \(t)._local = 1)"
-            let object = "CASE WHEN json_type(\(t).soup, '$.attributes.type') = 'text' THEN json_extract(\(t).soup, '$.attributes.type') ELSE ? END"
+            // A clean entry's JSON is not read for the flag (CASE stops at `_local`), and its type is
+            // read once, as JSON text: SQLite parses an entry's JSON again for each function.
+            let already = "(CASE WHEN \(t)._local = 1 THEN json_extract(\(t).soup, '\(flagPath)') IS 1 ELSE 0 END)"
             var counts = FlagCounts()
-            let rows = try Row.fetchAll(db, sql: "SELECT \(object) AS object, \(already) AS already, count(*) AS n FROM \(t) GROUP BY 1, 2",
-                                        arguments: [soupName])
+            let rows = try Row.fetchAll(db, sql: "SELECT \(t).soup -> '$.attributes.type' AS type, \(already) AS already, count(*) AS n FROM \(t) GROUP BY 1, 2")
             for row in rows {
-                let name: String = row["object"]
+                // The type when it is a string, else the soup's name.
+                let type: String? = row["type"]
+                let name = type.flatMap { try? JSONParser.parse($0).stringValue } ?? soupName
                 if row["already"] as Bool { counts.unchanged[name, default: 0] += row["n"] } else { counts.flagged[name, default: 0] += row["n"] }
             }
             guard !counts.flagged.isEmpty else { return counts }
