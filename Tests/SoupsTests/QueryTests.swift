@@ -286,4 +286,29 @@ import Testing
             #expect(found["local_2"]?.first?["LastName"] == "other parent")
         }
     }
+
+    /// One field of each match, read in SQL: present (a string, a nested value, null) or absent.
+    @Test func entriesKeepingOnlyOneField() async throws {
+        try await withStore { (store) async throws in
+            try await store.registerSoup(soup("Accounts", ("Name", .string)))
+            try await store.upsert([
+                entry(["Name": "Acme", "Id": "001A", "Industry": "Tech"]),
+                entry(["Name": "Globex", "Id": .null]),
+                entry(["Name": "Initech"]),
+                entry(["Name": "Umbrella", "Id": ["nested": [1, "two"]]]),
+                entry(["Name": "Acme", "Id": "001B"]),
+            ], into: "Accounts")
+            let all = try await store.entries(in: "Accounts", where: "Name", in: ["Acme", "Globex", "Initech", "Umbrella", "Absent"])
+            let found = try await store.entries(in: "Accounts", where: "Name", in: ["Acme", "Globex", "Initech", "Umbrella", "Absent"], keepingOnly: "Id")
+            #expect(Set(found["Acme"]?.compactMap { $0["Id"]?.stringValue } ?? []) == ["001A", "001B"])
+            #expect(found["Acme"]?.allSatisfy { $0["Industry"] == nil && $0["Name"] == nil } == true)
+            #expect(found["Globex"]?.first?["Id"] == .null)
+            #expect(found["Initech"]?.first.map { $0.contains("Id") } == false)
+            #expect(found["Umbrella"]?.first?["Id"] == ["nested": [1, "two"]])
+            #expect(found["Absent"] == nil)
+            for (key, entries) in found {
+                #expect(Set(entries.compactMap(\.soupEntryId)) == Set(all[key]?.compactMap(\.soupEntryId) ?? []))
+            }
+        }
+    }
 }

@@ -233,8 +233,18 @@ extension SoupStore {
         try await entries(in: soupName, where: path, in: values) { id, _, _ in !held.contains(id) }
     }
 
-    /// The matching entries, whole when `whole(id, dirty, syncId)` says so, else their sync columns.
-    private func entries(in soupName: String, where path: String, in values: [JSONValue],
+    /// ``entries(in:where:in:)`` for a caller that needs one field of each: an entry comes as its
+    /// sync columns and `field` (read in SQL; the entry's JSON is not parsed), without `field`
+    /// when the entry has none.
+    public func entries(in soupName: String, where path: String, in values: [JSONValue], keepingOnly field: String)
+        async throws -> [JSONValue: [JSONObject]]
+    {
+        try await entries(in: soupName, where: path, in: values, field: field) { _, _, _ in false }
+    }
+
+    /// The matching entries, whole when `whole(id, dirty, syncId)` says so, else their sync
+    /// columns (and `field`, when given).
+    private func entries(in soupName: String, where path: String, in values: [JSONValue], field: String? = nil,
                          whole: @escaping @Sendable (_ id: Int64, _ dirty: Bool, _ syncId: Int64?) -> Bool) async throws -> [JSONValue: [JSONObject]] {
         // Values the soup certainly lacks (see `trackValues(in:path:)`) need no query; when that
         // is all of them, the store is not even read.
@@ -248,6 +258,8 @@ extension SoupStore {
             var dirty: Bool
             var syncId: Int64?
             var soup: [UInt8]?
+            /// `field` as JSON text, when asked for and present.
+            var field: [UInt8]?
         }
         // The rows are read on a reader; their JSON is parsed after, on every core.
         let (rows, byKey) = try await pool.read { db in
@@ -262,8 +274,9 @@ extension SoupStore {
             var rows: [Match] = []
             rows.reserveCapacity(byKey.count)
             let expression = table.expression(forPath: path)
+            let fieldColumn = field.map { "soup -> '\(SoupTable.jsonPath($0))'" } ?? "NULL"
             var statement = ChunkStatement {
-                "SELECT \(expression) AS k, id, _local, _syncId, soup FROM \(table.tableName) WHERE \(expression) IN (\(Self.placeholders($0)))"
+                "SELECT \(expression) AS k, id, _local, _syncId, soup, \(fieldColumn) FROM \(table.tableName) WHERE \(expression) IN (\(Self.placeholders($0)))"
             }
             for chunk in Array(byKey.keys).chunked(into: 500) {
                 let raw = try statement.statement(db, size: chunk.count)
@@ -272,6 +285,7 @@ extension SoupStore {
                 try raw.forEachRow { row in
                     var match = Match(key: row.value(0), id: row.int64(1), dirty: row.int64(2) != 0, syncId: row.isNull(3) ? nil : row.int64(3))
                     if whole(match.id, match.dirty, match.syncId) { match.soup = row.bytes(4) }
+                    if !row.isNull(5) { match.field = row.bytes(5) }
                     rows.append(match)
                 }
             }
@@ -290,6 +304,7 @@ extension SoupStore {
             } else {
                 var stub = JSONObject(uniqueKeysWithValues: [(SyncField.soupEntryId, .integer(row.id)), (SyncField.local, .bool(row.dirty))])
                 if let syncId = row.syncId { stub[SyncField.syncId] = .integer(syncId) }
+                if let field, let text = row.field { stub[field] = try JSONParser.parse(text).value }
                 entry = stub
             }
             for value in byKey[row.key] ?? [] { found[value, default: []].append(entry) }

@@ -220,7 +220,7 @@ public struct SoupStagingStage: Stage {
             for item in chunk { byLink[item.link.matchOn + "\u{0}" + item.link.idField, default: []].append(item) }
             for group in byLink.values {
                 let link = group[0].link
-                let parents = try await context.store.entries(in: soup, where: link.matchOn, in: group.map(\.key))
+                let parents = try await context.store.entries(in: soup, where: link.matchOn, in: group.map(\.key), keepingOnly: "Id")
                 for item in group {
                     let candidates = parents[item.key] ?? []
                     guard candidates.count == 1, let id = candidates[0]["Id"], var entry = entries[item.match] else {
@@ -251,7 +251,7 @@ public struct SoupStagingStage: Stage {
                      rejects: inout RejectsWriter) async throws -> [Staged] {
         let keys = records.compactMap { $0.record[parent.key] }.filter { !Self.isEmpty($0) }
         var found: [[JSONValue: [JSONObject]]] = []
-        for soupName in parent.soups { found.append(try await context.store.entries(in: soupName, where: parent.matchOn, in: keys)) }
+        for soupName in parent.soups { found.append(try await context.store.entries(in: soupName, where: parent.matchOn, in: keys, keepingOnly: "Id")) }
         var linked: [Staged] = []
         for staged in records {
             var record = staged.record
