@@ -12,6 +12,9 @@ public struct JSONObject: Sendable, Hashable, Sequence {
     private var members: [Member] = []
     /// Position of each key, kept only for large objects.
     private var positions: [String: Int]?
+    /// Whether some key holds a non-ASCII character (once true, kept). Only then can a key equal
+    /// one of another UTF-8 length: `String` compares canonical equivalents as equal.
+    private var hasNonASCIIKey = false
 
     /// Objects with more members than this get an index by key.
     static let indexThreshold = 24
@@ -24,6 +27,7 @@ public struct JSONObject: Sendable, Hashable, Sequence {
     /// made for an object built to be written out.
     public init(uniqueKeysWithValues pairs: some Sequence<(String, JSONValue)>) {
         members = pairs.map { Member(key: $0.0, value: $0.1) }
+        hasNonASCIIKey = members.contains { !Self.isASCII($0.key) }
         assert(Set(members.map(\.key)).count == members.count, "JSONObject(uniqueKeysWithValues:): a key is repeated")
     }
 
@@ -38,10 +42,26 @@ public struct JSONObject: Sendable, Hashable, Sequence {
 
     private func position(of key: String) -> Int? {
         if let positions { return positions[key] }
-        // Lengths first: a key's UTF-8 count is stored, so most other keys are passed over
-        // without a string comparison (lookups measured 1.7× faster on records of a dozen fields).
+        guard !hasNonASCIIKey, Self.isASCII(key) else { return members.firstIndex { $0.key == key } }
+        // ASCII keys of other lengths differ: a key's UTF-8 count is stored, so most keys are
+        // passed over without a string comparison (lookups ~15% faster on records of a dozen fields).
         let length = key.utf8.count
         return members.firstIndex { $0.key.utf8.count == length && $0.key == key }
+    }
+
+    /// Each key's position. Keys equal as strings but spelled apart (a composed and a decomposed
+    /// "é"), which the parser keeps as two members, find the first, as a scan would.
+    private static func index(of members: [Member]) -> [String: Int] {
+        Dictionary(members.enumerated().map { ($1.key, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    private static func isASCII(_ key: String) -> Bool {
+        var key = key
+        return key.withUTF8 { bytes in
+            var high: UInt8 = 0
+            for byte in bytes { high |= byte }
+            return high < 0x80
+        }
     }
 
     /// Reads or writes a member. Writing `nil` removes the key; writing an existing key keeps its place.
@@ -54,7 +74,7 @@ public struct JSONObject: Sendable, Hashable, Sequence {
                 members.remove(at: position)
                 if positions != nil {
                     positions = members.count > Self.indexThreshold
-                        ? Dictionary(uniqueKeysWithValues: members.enumerated().map { ($1.key, $0) }) : nil
+                        ? Self.index(of: members) : nil
                 }
             }
         }
@@ -69,21 +89,24 @@ public struct JSONObject: Sendable, Hashable, Sequence {
             return true
         }
         members.append(Member(key: key, value: value))
+        if !hasNonASCIIKey && !Self.isASCII(key) { hasNonASCIIKey = true }
         if positions != nil {
             positions![key] = members.count - 1
         } else if members.count > Self.indexThreshold {
-            positions = Dictionary(uniqueKeysWithValues: members.enumerated().map { ($1.key, $0) })
+            positions = Self.index(of: members)
         }
         return false
     }
 
-    /// Appends a member whose key the caller knows is absent (no lookup).
+    /// Appends a member whose key the caller knows is absent as bytes (no lookup); a key equal
+    /// to an earlier one as a string keeps finding the earlier.
     mutating func appendAbsent(_ value: JSONValue, forKey key: String) {
         members.append(Member(key: key, value: value))
+        if !hasNonASCIIKey && !Self.isASCII(key) { hasNonASCIIKey = true }
         if positions != nil {
-            positions![key] = members.count - 1
+            if positions![key] == nil { positions![key] = members.count - 1 }
         } else if members.count > Self.indexThreshold {
-            positions = Dictionary(uniqueKeysWithValues: members.enumerated().map { ($1.key, $0) })
+            positions = Self.index(of: members)
         }
     }
 

@@ -52,7 +52,7 @@ public final class ChildProcess: Sendable {
             case .pipe:
                 precondition(descriptor == 1 && pipeEnds[0] == -1, "only stdout can be a pipe")
                 // Close-on-exec (`pipe2` is not imported): no other child inherits the pipe.
-                guard pipe(&pipeEnds) == 0 else { throw POSIXError(.EMFILE) }
+                guard pipe(&pipeEnds) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EMFILE) }
                 for end in pipeEnds { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
                 posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], 1)
             }
@@ -107,19 +107,18 @@ public final class ChildProcess: Sendable {
     @discardableResult
     public func wait() -> Termination {
         if let ended = poll() { return ended }
-        var status: Int32 = 0
-        var reaped = waitpid(pid, &status, 0)
-        while reaped == -1 && errno == EINTR { reaped = waitpid(pid, &status, 0) }
-        return termination.withLock { ended in
-            // Reaped by a `poll()` on another thread meanwhile: its answer stands.
-            if reaped == pid { ended = Self.termination(status) }
-            return ended ?? .exited(-1)
-        }
+        // Waited for without reaping it: only `poll()` reaps, under the lock, so `kill()` never
+        // signals a pid that was reaped (and maybe reused) meanwhile.
+        var info = siginfo_t()
+        while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) == -1 && errno == EINTR {}
+        return poll() ?? .exited(-1)
     }
 
-    /// Sends `signal` unless the child has already been waited for (its pid may be reused).
+    /// Sends `signal` unless the child has already been reaped (its pid may be reused).
     public func kill(_ signal: Int32 = SIGKILL) {
-        if poll() == nil { _ = Glibc.kill(pid, signal) }
+        termination.withLock { ended in
+            if ended == nil { _ = Glibc.kill(pid, signal) }
+        }
     }
 
     /// The next line of the stdout pipe, without its newline; nil at its end.

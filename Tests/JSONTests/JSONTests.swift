@@ -383,6 +383,42 @@ struct ErrorCase: Sendable, CustomTestStringConvertible {
         #expect(Array(object).map(\.key) == ["a", "n"])
     }
 
+    /// Keys compare as Swift strings do (canonical equivalence), in small objects (scanned) as in
+    /// large ones (indexed): a decomposed "é" finds a composed one, the Kelvin sign finds "K",
+    /// and ASCII keys of every length are told apart.
+    @Test(arguments: [3, 40])
+    func keysCompareAsStrings(_ size: Int) {
+        var object = JSONObject()
+        for index in 0..<size { object["field_\(index)"] = .integer(Int64(index)) }
+        object["Soci\u{E9}t\u{E9}"] = "composed"
+        object["K"] = "ascii"
+        object["__locally_created__"] = true
+        #expect(object["Socie\u{301}te\u{301}"] == "composed")
+        #expect(object["\u{212A}"] == "ascii")
+        #expect(object["__locally_created__"] == true)
+        #expect(object["__locally_created_"] == nil && object["__locally_updated__"] == nil)
+        #expect(object["field_\(size - 1)"] == .integer(Int64(size - 1)))
+        var ascii = JSONObject()
+        for index in 0..<size { ascii["f\(index)"] = .integer(Int64(index)) }
+        ascii["K"] = "ascii"
+        #expect(ascii["\u{212A}"] == "ascii")
+        #expect(ascii["f0"] == 0 && ascii["f"] == nil && ascii["f00"] == nil)
+    }
+
+    /// A body spelling one key two ways (equal as strings, apart as bytes) parses into an object
+    /// large enough to be indexed without trapping; either spelling finds the first.
+    @Test func aKeySpelledTwoWaysInALargeObject() throws {
+        // Three-letter fillers, so the parser does not take the second spelling for a repeat.
+        let members = (0..<30).map { "\"f\($0 / 10)\($0 % 10)\": \($0)" } + [#""K": "first""#, #""\u212A": "second""#]
+        let value = try JSONParser.parse("{" + members.joined(separator: ",") + "}")
+        let object = try #require(value.objectValue)
+        #expect(object.count == 32)
+        #expect(object["K"] == "first" && object["\u{212A}"] == "first")
+        var grown = object
+        grown["f00"] = nil
+        #expect(grown["K"] == "first")
+    }
+
     @Test func objectEqualityIgnoresOrder() throws {
         #expect(try JSONParser.parse(#"{"a":1,"b":2}"#) == JSONParser.parse(#"{"b":2,"a":1}"#))
         #expect(try JSONParser.parse(#"{"a":1}"#) != JSONParser.parse(#"{"a":1.0}"#))
