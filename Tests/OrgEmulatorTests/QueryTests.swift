@@ -34,6 +34,28 @@ import Testing
         }
     }
 
+    /// An empty field is not stored; the answer still names it as the schema spells it, however
+    /// the query spells it, at every level, and a parent's `attributes` carry the request's version.
+    @Test func emptyFieldsAreSpelledAsTheSchemaSpellsThem() async throws {
+        try await withEmulator { (emu) async throws in
+            let acme = try await emu.id("Account", "External_Id__c", "ACME-1")
+            _ = try await emu.create("Contact", ["LastName": "Spelled", "AccountId": .string(acme)])
+            let reply = try await query(emu, "select firstname, lastname, account.parentid, account.industry from contact where lastname = 'Spelled'")
+            #expect(reply.status == 200, "\(reply.text)")
+            let record = try #require(reply.json["records"]?.arrayValue?.first?.objectValue)
+            #expect(record.keys == ["attributes", "FirstName", "LastName", "Account"])
+            #expect(record["FirstName"] == .null)
+            let account = try #require(record["Account"]?.objectValue)
+            #expect(account.keys == ["attributes", "ParentId", "Industry"])
+            #expect(account["ParentId"] == .null)
+            #expect(account["Industry"] == "Technology")
+            #expect(account["attributes"]?["url"]?.stringValue == "/services/data/v62.0/sobjects/Account/\(acme)")
+            let whole = try await emu.rest("GET", "/sobjects/Account/\(acme)")
+            #expect(whole.json["ParentId"] == .null)
+            #expect(whole.json.objectValue?.contains("ParentId") == true)
+        }
+    }
+
     @Test func childSubqueriesAreNestedQueryResultsOrNull() async throws {
         try await withEmulator { (emu) async throws in
             let reply = try await query(emu, "SELECT Name, (SELECT LastName FROM Contacts ORDER BY LastName) FROM Account ORDER BY Name")

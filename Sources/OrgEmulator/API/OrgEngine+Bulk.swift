@@ -335,7 +335,7 @@ extension OrgEngine {
 
     /// The id of the one live `parent` record whose `field` is `key` (an `Account.External_Id__c` column).
     private func resolve(_ key: String, parent: String, field: String, spelled: String, reference: String, db: Database) throws(APIError) -> String {
-        let ids = (try? RecordStore.ids(db, type: parent, field: field, equalTo: key, limit: 2)) ?? []
+        let ids = (try? lookups.ids(db, type: parent, field: field, equalTo: key, limit: 2)) ?? []
         guard ids.count == 1 else {
             throw APIError(400, "INVALID_FIELD", "Foreign key external ID: \(key) not found for field \(spelled) in entity \(parent)", fields: [reference])
         }

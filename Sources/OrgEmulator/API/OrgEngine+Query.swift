@@ -95,7 +95,7 @@ extension OrgEngine {
                 let semiJoins = try semiJoinValues(plan.query.whereCondition, db: db)
                 let evaluator = SOQLEvaluator(nowMilliseconds: clock.now(), subqueryValues: { query in semiJoins[query] ?? [] })
                 for record in records {
-                    let view = try attachParents(to: record, object: plan.object, chains: chains, db: db, cache: &cache)
+                    let view = try attachParents(to: record, object: plan.object, chains: chains, db: db, cache: &cache, version: nil)
                     if let condition = plan.query.whereCondition, try !evaluator.matches(condition, record: view) {
                         continue
                     }
@@ -228,17 +228,17 @@ extension OrgEngine {
         do {
             views = try read { db in
                 var cache: [String: StoredRecord?] = [:]
-                return try records.map { record in try attachParents(to: record, object: plan.object, chains: chains, db: db, cache: &cache) }
+                return try records.map { record in try attachParents(to: record, object: plan.object, chains: chains, db: db, cache: &cache, version: version) }
             }
         } catch {
             throw APIError(500, "UNKNOWN_EXCEPTION", "\(error)")
         }
         for (record, view) in zip(records, views) {
             var output = JSONObject()
-            output["attributes"] = ["type": .string(plan.object.name), "url": .string("/services/data/v\(version)/sobjects/\(plan.object.name)/\(record.id)")]
+            output["attributes"] = view["attributes"]
             // Picklist labels are their values in the emulator, so `toLabel(F)` reads F.
             for path in plan.query.select.compactMap(\.fieldPath) {
-                Self.place(path.components[...], from: view, into: &output, version: version)
+                place(path.components[...], from: view, into: &output, version: version)
             }
             for (name, value) in children[record.id] ?? [] { output[name] = value }
             shaped.append(.object(output))
@@ -247,10 +247,13 @@ extension OrgEngine {
     }
 
     /// Copies the value at `path` from a view into an output record, creating nested parent
-    /// objects with their own `attributes`.
-    static func place(_ path: ArraySlice<String>, from view: JSONObject, into output: inout JSONObject, version: String) {
+    /// objects with their own `attributes`. Keys are spelled as the schema spells them, however
+    /// the query does (an empty field is not in its view: the view's type names its schema).
+    func place(_ path: ArraySlice<String>, from view: JSONObject, into output: inout JSONObject, version: String) {
         guard let first = path.first else { return }
-        let key = view.contains(first) ? first : view.keys.first { $0.lowercased() == first.lowercased() } ?? first
+        let key = view.contains(first) ? first
+            : view.keys.first { $0.lowercased() == first.lowercased() }
+            ?? view["attributes"]?["type"]?.stringValue.flatMap { schema.object($0)?.field(first)?.name } ?? first
         if path.count == 1 {
             output[key] = view[key] ?? .null
             return
@@ -316,11 +319,15 @@ extension OrgEngine {
         return names
     }
 
-    /// The record's fields with each needed parent nested under its relationship name.
+    /// The record's fields with each needed parent nested under its relationship name; with a
+    /// `version`, each level also has the `attributes` the API returns for it (a query's filter
+    /// and order read no attributes).
     func attachParents(to record: StoredRecord, object: ObjectSchema, chains: [[String]], db: Database,
-                       cache: inout [String: StoredRecord?]) throws -> JSONObject {
+                       cache: inout [String: StoredRecord?], version: String?) throws -> JSONObject {
         var view = record.fields
-        view["attributes"] = ["type": .string(object.name), "url": .string("/services/data/v\(OrgEmulator.apiVersions.last!)/sobjects/\(object.name)/\(record.id)")]
+        if let version {
+            view["attributes"] = ["type": .string(object.name), "url": .string("/services/data/v\(version)/sobjects/\(object.name)/\(record.id)")]
+        }
         if chains.isEmpty { return view }
         let groups = Dictionary(grouping: chains.filter { !$0.isEmpty }) { $0[0].lowercased() }
         for (_, group) in groups {
@@ -336,7 +343,7 @@ extension OrgEngine {
                 continue
             }
             let rest = group.map { Array($0.dropFirst()) }.filter { !$0.isEmpty }
-            view[relationshipName] = .object(try attachParents(to: parent, object: parentObject, chains: rest, db: db, cache: &cache))
+            view[relationshipName] = .object(try attachParents(to: parent, object: parentObject, chains: rest, db: db, cache: &cache, version: version))
         }
         return view
     }

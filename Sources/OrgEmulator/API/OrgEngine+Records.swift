@@ -37,11 +37,13 @@ extension OrgEngine {
             try checkUnique(db, object: object, values: values, excluding: reservedId ?? "")
             let id = try reservedId ?? RecordStore.nextId(db, prefix: object.keyPrefix)
             // Every field of the object, built in one go (a lookup per field would cost more).
-            let system = Self.systemValues(id: id, userId: try currentUserId(db), timestamp: .string(SalesforceTime.format(now)))
+            let system = Self.systemValues(id: id, userId: try currentUserId(db), timestamp: .string(timestamp(now)))
             var pairs = system.map { ($0.key, $0.value) }
             pairs.reserveCapacity(object.fields.count + pairs.count)
             for (name, empty) in object.emptyDataValues {
-                pairs.append((name, values[name] ?? empty))
+                // Empty fields are left out, as the store leaves them out.
+                let value = values[name] ?? empty
+                if !value.isNull { pairs.append((name, value)) }
             }
             var fields = JSONObject(uniqueKeysWithValues: pairs)
             Self.setOrgValues(&fields, object: object, ownerId: try currentUserId(db))
@@ -66,7 +68,7 @@ extension OrgEngine {
         }
         for (name, names) in object.compoundFields {
             let parts = names.compactMap { fields[$0]?.stringValue }.filter { !$0.isEmpty }
-            fields[name] = parts.isEmpty ? .null : .string(parts.joined(separator: " "))
+            fields[name] = parts.isEmpty ? nil : .string(parts.joined(separator: " "))
         }
     }
 
@@ -107,9 +109,9 @@ extension OrgEngine {
             try checkUnique(db, object: object, values: values, excluding: record.id)
             for (name, value) in values { record.fields[name] = value }
             Self.setOrgValues(&record.fields, object: object, ownerId: try currentUserId(db))
-            record.fields["LastModifiedDate"] = .string(SalesforceTime.format(now))
+            record.fields["LastModifiedDate"] = .string(timestamp(now))
             record.fields["LastModifiedById"] = .string(try currentUserId(db))
-            record.fields["SystemModstamp"] = .string(SalesforceTime.format(now))
+            record.fields["SystemModstamp"] = .string(timestamp(now))
             record.systemModstamp = now
             try RecordStore.save(db, record)
         } catch let error as APIError {
@@ -139,8 +141,8 @@ extension OrgEngine {
                         try deleteRecord(db, object: nil, id: child.id)
                     } else {
                         child.fields[relationship.field] = .null
-                        child.fields["LastModifiedDate"] = .string(SalesforceTime.format(now))
-                        child.fields["SystemModstamp"] = .string(SalesforceTime.format(now))
+                        child.fields["LastModifiedDate"] = .string(timestamp(now))
+                        child.fields["SystemModstamp"] = .string(timestamp(now))
                         child.systemModstamp = now
                         try RecordStore.save(db, child)
                     }
@@ -149,8 +151,8 @@ extension OrgEngine {
             var deleted = record
             deleted.isDeleted = true
             deleted.fields["IsDeleted"] = .bool(true)
-            deleted.fields["SystemModstamp"] = .string(SalesforceTime.format(now))
-            deleted.fields["LastModifiedDate"] = .string(SalesforceTime.format(now))
+            deleted.fields["SystemModstamp"] = .string(timestamp(now))
+            deleted.fields["LastModifiedDate"] = .string(timestamp(now))
             deleted.systemModstamp = now
             try RecordStore.save(db, deleted)
         } catch let error as APIError {
@@ -178,7 +180,7 @@ extension OrgEngine {
         }
         let matches: [String]
         do {
-            matches = try RecordStore.ids(db, type: object.name, field: field.name, equalTo: value, limit: 10)
+            matches = try lookups.ids(db, type: object.name, field: field.name, equalTo: value, limit: 10)
         } catch {
             throw APIError(500, "UNKNOWN_EXCEPTION", "\(error)")
         }
@@ -198,7 +200,7 @@ extension OrgEngine {
         for name in object.uniqueFields {
             guard let value = values[name], !value.isNull else { continue }
             let text = value.stringValue ?? value.jsonString
-            if let other = try RecordStore.ids(db, type: object.name, field: name, equalTo: text, excluding: id, limit: 1).first {
+            if let other = try lookups.ids(db, type: object.name, field: name, equalTo: text, excluding: id, limit: 1).first {
                 throw APIError(400, "DUPLICATE_VALUE",
                                "duplicate value found: \(name) duplicates value on record with id: \(other.prefix(15))", fields: [])
             }

@@ -48,7 +48,7 @@ extension OrgEngine {
         case ("GET", 3):
             guard let field = object.field(parts[1]), field.idLookup else { throw APIError.notFound }
             let record = try transaction { db throws(APIError) -> StoredRecord in
-                let ids = (try? RecordStore.ids(db, type: object.name, field: field.name, equalTo: parts[2], limit: 10)) ?? []
+                let ids = (try? lookups.ids(db, type: object.name, field: field.name, equalTo: parts[2], limit: 10)) ?? []
                 if ids.count > 1 {
                     throw APIError(300, "MULTIPLE_CHOICES", ids.map { "/services/data/v\(version)/sobjects/\(object.name)/\($0)" }.joined(separator: ","))
                 }
@@ -69,7 +69,7 @@ extension OrgEngine {
         case ("DELETE", 3):
             guard let field = object.field(parts[1]), field.idLookup else { throw APIError.notFound }
             try transaction { db throws(APIError) in
-                let ids = (try? RecordStore.ids(db, type: object.name, field: field.name, equalTo: parts[2], limit: 2)) ?? []
+                let ids = (try? lookups.ids(db, type: object.name, field: field.name, equalTo: parts[2], limit: 2)) ?? []
                 guard ids.count == 1 else { throw ids.isEmpty ? APIError.notFound : APIError(300, "MULTIPLE_CHOICES", "more than one record") }
                 try deleteRecord(db, object: object, id: ids[0])
             }

@@ -8,6 +8,8 @@ import JSON
 actor OrgEngine {
     let seed: OrgSeed
     let store: RecordStore
+    /// Finds records by their external id, unique and `idLookup` fields.
+    let lookups: RecordLookups
     let validator: RecordValidator
     /// The 18-character org id.
     let orgId: String
@@ -41,6 +43,8 @@ actor OrgEngine {
     /// Records known to be live while a Collections create or update runs (it deletes nothing):
     /// the children of one parent check its id once, not once each. `nil` outside one.
     var liveIdsSeen: Set<String>?
+    /// The last text ``timestamp(_:)`` wrote, and its time.
+    var lastTimestamp: (milliseconds: Int64, text: String) = (.min, "")
     /// The user the request being handled runs as (`CreatedById` / `LastModifiedById`).
     var actingUserId: String?
     var userIds: [String: String] = [:]
@@ -55,17 +59,18 @@ actor OrgEngine {
     init(seed: OrgSeed, databasePath: String?, accessToken: String?, requestDeadlineSeconds: Double = 30) throws {
         let organizationId = SalesforceId.make(prefix: "00D", counter: 1)
         let recordStore = try RecordStore(path: databasePath)
-        try recordStore.queue.write { db in
+        lookups = try recordStore.queue.write { db in
             if try RecordStore.meta(db, "seedDigest") != seed.digest || seed.digest.isEmpty {
                 try Self.loadSeed(seed, orgId: organizationId, db: db, now: EmulatorClock().now())
             }
-            try RecordStore.indexLookupFields(db, seed.schema.objects.flatMap { object in
+            let lookups = try RecordLookups(db, indexing: seed.schema.objects.flatMap { object in
                 object.fields.filter { ($0.unique || $0.externalId || $0.idLookup) && $0.name != "Id" }.map { (object.name, $0.name) }
             })
             // Not the owner, audit and record type fields (every record holds them; users and record types are not deleted).
             try RecordStore.indexReferenceFields(db, seed.schema.objects.flatMap { object in
                 object.fields.filter { !$0.referenceTargets.allSatisfy { ["User", "Group", "RecordType"].contains($0) } }.map { (object.name, $0.name) }
             })
+            return lookups
         }
         let token = accessToken ?? String(organizationId.prefix(15)) + "!" + Self.randomToken()
         self.seed = seed
@@ -180,6 +185,13 @@ actor OrgEngine {
         fields["LastModifiedById"] = .string(userId)
         fields["SystemModstamp"] = timestamp
         return fields
+    }
+
+    /// A record date's text for epoch milliseconds; the last one is kept, as the records of a
+    /// load share their second (``EmulatorClock`` tells whole seconds).
+    func timestamp(_ milliseconds: Int64) -> String {
+        if lastTimestamp.milliseconds != milliseconds { lastTimestamp = (milliseconds, SalesforceTime.format(milliseconds)) }
+        return lastTimestamp.text
     }
 
     /// The id of the user requests run as: the request's own user, else the seed's first.
