@@ -65,7 +65,8 @@ extension OrgEngine {
             throw APIError(400, error.errorCode.rawValue, error.message)
         }
         if !plan.query.groupBy.isEmpty { return try groupedResult(plan, includeDeleted: includeDeleted) }
-        let (records, views) = try matchingRecords(plan, includeDeleted: includeDeleted, parentIds: nil)
+        // The selected fields are read when a page is shaped: matching reads only what it filters and orders on.
+        let (records, views) = try matchingRecords(plan, includeDeleted: includeDeleted, parentIds: nil, selecting: false)
         if plan.query.select.contains(where: { if case .count = $0 { return true }; return false }) {
             return ["totalSize": .integer(Int64(records.count)), "done": true, "records": []]
         }
@@ -79,18 +80,20 @@ extension OrgEngine {
 
     /// The records a plan selects, filtered, ordered, offset and limited, with their evaluation
     /// views (fields plus nested parents). `parentIds` narrows a child query to those parents.
-    func matchingRecords(_ plan: QueryPlan, includeDeleted: Bool, parentIds: (field: String, ids: [String])?) throws(APIError)
+    /// Without `selecting`, the views hold only what the plan filters, orders and aggregates on,
+    /// not the fields it selects.
+    func matchingRecords(_ plan: QueryPlan, includeDeleted: Bool, parentIds: (field: String, ids: [String])?, selecting: Bool = true) throws(APIError)
         -> ([StoredRecord], [JSONObject])
     {
         do {
             // Only the fields the plan reads are parsed: callers shape the records they keep from
             // their ids (a page fetches its records whole).
-            let keeping = Self.fieldsRead(by: plan, alsoReading: parentIds?.field)
+            let keeping = Self.fieldsRead(by: plan, alsoReading: parentIds?.field, selecting: selecting)
             return try read { db in
                 let records = try parentIds.map { try RecordStore.fetchChildren(db, type: plan.object.name, field: $0.field, parentIds: $0.ids, keeping: keeping) }
                     ?? RecordStore.fetchAll(db, type: plan.object.name, includeDeleted: includeDeleted, keeping: keeping)
                 var cache: [String: StoredRecord?] = [:]
-                let chains = Self.relationshipChains(plan)
+                let chains = Self.relationshipChains(plan, selecting: selecting)
                 var pairs: [(StoredRecord, JSONObject)] = []
                 let semiJoins = try semiJoinValues(plan.query.whereCondition, db: db)
                 let evaluator = SOQLEvaluator(nowMilliseconds: clock.now(), subqueryValues: { query in semiJoins[query] ?? [] })
@@ -269,21 +272,21 @@ extension OrgEngine {
     }
 
     /// Every chain of relationship names a plan's fields go through (`["Account", "Parent"]`).
-    static func relationshipChains(_ plan: QueryPlan) -> [[String]] {
+    static func relationshipChains(_ plan: QueryPlan, selecting: Bool = true) -> [[String]] {
         var chains: [[String]] = []
-        for path in referencedPaths(plan) {
+        for path in referencedPaths(plan, selecting: selecting) {
             let chain = Array(path.components.dropLast())
             if !chain.isEmpty && !chains.contains(chain) { chains.append(chain) }
         }
         return chains
     }
 
-    /// Every field path a plan reads outside its subqueries: selected, aggregated, ordered,
-    /// grouped and filtered on.
-    static func referencedPaths(_ plan: QueryPlan) -> [SOQLFieldPath] {
+    /// Every field path a plan reads outside its subqueries: selected (unless not `selecting`),
+    /// aggregated, ordered, grouped and filtered on.
+    static func referencedPaths(_ plan: QueryPlan, selecting: Bool = true) -> [SOQLFieldPath] {
         var paths: [SOQLFieldPath] = []
         for item in plan.query.select {
-            if let path = item.fieldPath { paths.append(path) }
+            if selecting, let path = item.fieldPath { paths.append(path) }
             if case .aggregate(let aggregate) = item { paths.append(aggregate.field) }
         }
         paths += plan.query.orderBy.map(\.field) + plan.query.groupBy
@@ -302,11 +305,11 @@ extension OrgEngine {
     /// The stored fields a plan reads from each record of its object — each path's field, or the
     /// reference field of the relationship it starts with, and `Id` — so that only those are
     /// parsed while every record is matched; `nil` (read them all) for what it cannot name.
-    static func fieldsRead(by plan: QueryPlan, alsoReading extra: String?) -> Set<String>? {
+    static func fieldsRead(by plan: QueryPlan, alsoReading extra: String?, selecting: Bool = true) -> Set<String>? {
         guard plan.query.groupBy.isEmpty, plan.query.having == nil else { return nil }
         var names: Set<String> = ["Id"]
         if let extra { names.insert(extra) }
-        for path in referencedPaths(plan) {
+        for path in referencedPaths(plan, selecting: selecting) {
             guard let first = path.components.first else { return nil }
             if path.components.count == 1 {
                 guard let field = plan.object.field(first) else { return nil }
