@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import JSON
 import OrgEmulator
 import Testing
@@ -122,6 +123,38 @@ import Testing
             #expect(try await emu.record("Account", acme)["Industry"] == "Technology")
             #expect(try await emu.rest("GET", "/sobjects/Order__c/Order_Number__c/ORD-0001").status == 200)
             #expect(try await emu.counts() == AdminAndFaultsTests.seedCounts)
+        }
+    }
+
+    /// Records are stored without their empty fields; a database an earlier version wrote holds
+    /// them as `null`s and is answered alike.
+    @Test func aDatabaseWithStoredNullsIsReadAsItIs() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = directory.appendingPathComponent("org.sqlite").path
+        let seed = try Self.writeSeed(try String(contentsOfFile: sampleSeedPath, encoding: .utf8), in: directory)
+        let id = try await withEmulator(databasePath: database, seedPath: seed) { emu in
+            try await emu.create("Contact", ["LastName": "Older", "FirstName": "Ann"])
+        }
+        // As an earlier version wrote it: every empty field a `null`.
+        let queue = try DatabaseQueue(path: database)
+        try await queue.write { db in
+            let stored = try #require(try String.fetchOne(db, sql: "SELECT data FROM records WHERE id = ?", arguments: [id]))
+            #expect(!stored.contains("\"Email\""))
+            try db.execute(sql: "UPDATE records SET data = json_set(data, '$.Email', json('null'), '$.Title', json('null')) WHERE id = ?", arguments: [id])
+        }
+        try await queue.close()
+        try await withEmulator(databasePath: database, seedPath: seed) { emu in
+            let encoded = "SELECT firstname, email FROM Contact WHERE LastName = 'Older' AND Title = null".addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+            let reply = try await emu.rest("GET", "/query?q=\(encoded)")
+            let record = try #require(reply.json["records"]?.arrayValue?.first?.objectValue)
+            #expect(record.keys == ["attributes", "FirstName", "Email"])
+            #expect(record["FirstName"] == "Ann")
+            #expect(record["Email"] == .null)
+            #expect(try await emu.rest("PATCH", "/sobjects/Contact/\(id)", json: ["FirstName": "Anne"]).status == 204)
+            let whole = try await emu.record("Contact", id)
+            #expect(whole["FirstName"] == "Anne")
+            #expect(whole["Email"] == .null)
         }
     }
 
