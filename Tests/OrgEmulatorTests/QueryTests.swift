@@ -56,6 +56,20 @@ import Testing
         }
     }
 
+    /// A polymorphic lookup's parent is shaped as its own object, not as the lookup's first target.
+    @Test func aPolymorphicParentIsOfItsOwnObject() async throws {
+        try await withEmulator { (emu) async throws in
+            let opportunity = try #require(try await query(emu, "SELECT Id FROM Opportunity").json["records"]?.arrayValue?.first?["Id"]?.stringValue)
+            _ = try await emu.create("Task", ["Subject": "Call about rockets", "WhatId": .string(opportunity)])
+            let reply = try await query(emu, "SELECT Subject, What.Name FROM Task WHERE Subject = 'Call about rockets'")
+            #expect(reply.status == 200, "\(reply.text)")
+            let what = try #require(reply.json["records"]?.arrayValue?.first?["What"]?.objectValue)
+            #expect(what["attributes"]?["type"] == "Opportunity")
+            #expect(what["attributes"]?["url"]?.stringValue == "/services/data/v62.0/sobjects/Opportunity/\(opportunity)")
+            #expect(what["Name"] == "Acme rockets")
+        }
+    }
+
     @Test func childSubqueriesAreNestedQueryResultsOrNull() async throws {
         try await withEmulator { (emu) async throws in
             let reply = try await query(emu, "SELECT Name, (SELECT LastName FROM Contacts ORDER BY LastName) FROM Account ORDER BY Name")

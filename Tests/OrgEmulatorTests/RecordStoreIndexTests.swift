@@ -23,6 +23,19 @@ struct RecordStoreIndexTests {
         }
     }
 
+    /// A lookup by an external id, unique or `idLookup` field seeks its object's index.
+    @Test func lookupsSeekTheirIndex() throws {
+        let store = try RecordStore(path: nil)
+        try store.queue.write { db in
+            _ = try RecordLookups(db, indexing: [("Account", "External_Id__c"), ("Contact", "Email")])
+            for (type, field) in [("Account", "External_Id__c"), ("Contact", "Email")] {
+                let plan = try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + RecordLookups.statement(type: type, field: field), arguments: ["x", "", 1])
+                    .map { $0["detail"] as String }
+                #expect(plan.contains { $0.contains("USING INDEX records_by_") && $0.contains("\(type)_\(field)") }, "\(type).\(field): \(plan)")
+            }
+        }
+    }
+
     @Test func childrenComeBackInIdOrder() throws {
         let store = try RecordStore(path: nil)
         try store.queue.write { db in

@@ -87,7 +87,7 @@ extension OrgEngine {
     {
         do {
             // Only the fields the plan reads are parsed: callers shape the records they keep from
-            // their ids (a page fetches its records whole).
+            // their ids.
             let keeping = Self.fieldsRead(by: plan, alsoReading: parentIds?.field, selecting: selecting)
             return try read { db in
                 let records = try parentIds.map { try RecordStore.fetchChildren(db, type: plan.object.name, field: $0.field, parentIds: $0.ids, keeping: keeping) }
@@ -210,7 +210,7 @@ extension OrgEngine {
         }
         var children: [String: [(String, JSONValue)]] = [:]
         for subquery in plan.subqueries {
-            let (childRecords, _) = try matchingRecords(subquery.plan, includeDeleted: false, parentIds: (subquery.relationship.field, ids))
+            let (childRecords, _) = try matchingRecords(subquery.plan, includeDeleted: false, parentIds: (subquery.relationship.field, ids), selecting: false)
             let childShaped = try shape(ids: childRecords.map(\.id), plan: subquery.plan, version: version)
             var byParent: [String: [JSONValue]] = [:]
             for (record, value) in zip(childRecords, childShaped) {
@@ -255,8 +255,8 @@ extension OrgEngine {
     func place(_ path: ArraySlice<String>, from view: JSONObject, into output: inout JSONObject, version: String) {
         guard let first = path.first else { return }
         let key = view.contains(first) ? first
-            : view.keys.first { $0.lowercased() == first.lowercased() }
-            ?? view["attributes"]?["type"]?.stringValue.flatMap { schema.object($0)?.field(first)?.name } ?? first
+            : view["attributes"]?["type"]?.stringValue.flatMap { schema.object($0)?.field(first)?.name }
+            ?? view.keys.first { $0.lowercased() == first.lowercased() } ?? first
         if path.count == 1 {
             output[key] = view[key] ?? .null
             return
@@ -346,7 +346,9 @@ extension OrgEngine {
                 continue
             }
             let rest = group.map { Array($0.dropFirst()) }.filter { !$0.isEmpty }
-            view[relationshipName] = .object(try attachParents(to: parent, object: parentObject, chains: rest, db: db, cache: &cache, version: version))
+            // A polymorphic lookup's parent is of its own object, not of the lookup's first target.
+            view[relationshipName] = .object(try attachParents(to: parent, object: schema.object(parent.type) ?? parentObject, chains: rest, db: db,
+                                                               cache: &cache, version: version))
         }
         return view
     }

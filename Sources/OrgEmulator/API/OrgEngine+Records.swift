@@ -36,7 +36,7 @@ extension OrgEngine {
             // collection's records need no savepoint of their own).
             try checkUnique(db, object: object, values: values, excluding: reservedId ?? "")
             let id = try reservedId ?? RecordStore.nextId(db, prefix: object.keyPrefix)
-            // Every field of the object, built in one go (a lookup per field would cost more).
+            // Every field of the object that holds a value, built in one go (a lookup per field would cost more).
             let system = Self.systemValues(id: id, userId: try currentUserId(db), timestamp: .string(timestamp(now)))
             var pairs = system.map { ($0.key, $0.value) }
             pairs.reserveCapacity(object.fields.count + pairs.count)

@@ -42,7 +42,7 @@ extension OrgEngine {
             } catch {
                 throw APIError(400, "MALFORMED_SEARCH", "RETURNING \(object.name): \(error.message)")
             }
-            let matching = try matchingRecords(plan, includeDeleted: false, parentIds: nil).0
+            let matching = try matchingRecords(plan, includeDeleted: false, parentIds: nil, selecting: false).0
             found += try shape(ids: matching.prefix(search.limit - found.count).map(\.id), plan: plan, version: version)
         }
         return .json(200, ["searchRecords": .array(found)])

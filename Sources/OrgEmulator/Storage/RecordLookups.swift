@@ -9,7 +9,7 @@ struct RecordLookups: Sendable {
     /// The lookup statement of each indexed field, by object name, then field name.
     private let statements: [String: [String: String]]
 
-    /// Creates the index of each object's field (when missing) and prepares its lookup.
+    /// Creates the index of each object's field (when missing) and writes its lookup's SQL.
     init(_ db: Database, indexing fields: [(type: String, field: String)]) throws {
         var statements: [String: [String: String]] = [:]
         for (type, field) in fields {
@@ -35,7 +35,7 @@ struct RecordLookups: Sendable {
 
     /// A lookup of `type`'s `field`: the type written out too, so SQLite sees that the object's
     /// partial index applies.
-    private static func statement(type: String, field: String) -> String {
+    static func statement(type: String, field: String) -> String {
         """
         SELECT id FROM records WHERE type = \(RecordStore.literal(type)) AND \(expression(field)) = lower(?1) AND isDeleted = 0 AND id != ?2 LIMIT ?3
         """

@@ -3,7 +3,8 @@ import Formats
 import GRDB
 import JSON
 
-/// A record as the emulator stores it: every field value keyed by the schema's field name.
+/// A record as the emulator stores it: every field that holds a value, keyed by the schema's
+/// field name (an empty field is absent, and reads as `null`).
 struct StoredRecord: Sendable {
     var id: String
     var type: String
@@ -111,7 +112,8 @@ final class RecordStore: Sendable {
     /// The record with this id; with `keeping`, only those fields of it are parsed.
     static func fetch(_ db: Database, id: String, keeping: Set<String>? = nil) throws -> StoredRecord? {
         let names = keeping.map(JSONParser.MemberNames.init)
-        return try Row.fetchOne(db.cachedStatement(sql: "SELECT \(columns) FROM records WHERE id = ?"), arguments: [id]).map { row in try decode(row, keeping: names) }
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT \(columns) FROM records WHERE id = ?"), arguments: [id])
+        return try rows.next().map { row in try decode(row, keeping: names) }
     }
 
     /// The SQL of a record's reference `field` value, as children are found by it and its index
@@ -187,8 +189,8 @@ final class RecordStore: Sendable {
         let names = keeping.map(JSONParser.MemberNames.init)
         for start in stride(from: 0, to: parentIds.count, by: 500) {
             let chunk = Array(parentIds[start..<min(start + 500, parentIds.count)])
-            records += try Row.fetchAll(db, sql: childrenSQL(type: type, field: field, count: chunk.count), arguments: StatementArguments(chunk))
-                .map { row in try decode(row, keeping: names) }
+            let rows = try Row.fetchCursor(db, sql: childrenSQL(type: type, field: field, count: chunk.count), arguments: StatementArguments(chunk))
+            while let row = try rows.next() { records.append(try decode(row, keeping: names)) }
         }
         // Ordered here, not in SQL: an ORDER BY id makes SQLite walk every record of the type
         // through the type index instead of seeking the reference's.
@@ -218,7 +220,8 @@ final class RecordStore: Sendable {
     private static let columns = "id, type, data, isDeleted, systemModstamp"
 
     private static func decode(_ row: Row, keeping: JSONParser.MemberNames?) throws -> StoredRecord {
-        // Parsed from SQLite's own bytes: no String is made (and checked) of the text first.
+        // Parsed from SQLite's own bytes (rows read through a cursor): no String is made, and
+        // checked, of the text first.
         let fields = try row.withUnsafeData(atIndex: 2) { data in
             let data = data ?? Data()
             return try keeping.map { try JSONParser.parseObject(data, keeping: $0) } ?? JSONParser.parse(data).value.objectValue ?? JSONObject()
