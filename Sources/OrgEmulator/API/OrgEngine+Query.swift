@@ -241,7 +241,7 @@ extension OrgEngine {
             output["attributes"] = view["attributes"]
             // Picklist labels are their values in the emulator, so `toLabel(F)` reads F.
             for path in plan.query.select.compactMap(\.fieldPath) {
-                place(path.components[...], from: view, into: &output, version: version)
+                place(path.components[...], from: view, into: &output)
             }
             for (name, value) in children[record.id] ?? [] { output[name] = value }
             shaped.append(.object(output))
@@ -252,7 +252,7 @@ extension OrgEngine {
     /// Copies the value at `path` from a view into an output record, creating nested parent
     /// objects with their own `attributes`. Keys are spelled as the schema spells them, however
     /// the query does (an empty field is not in its view: the view's type names its schema).
-    func place(_ path: ArraySlice<String>, from view: JSONObject, into output: inout JSONObject, version: String) {
+    func place(_ path: ArraySlice<String>, from view: JSONObject, into output: inout JSONObject) {
         guard let first = path.first else { return }
         let key = view.contains(first) ? first
             : view["attributes"]?["type"]?.stringValue.flatMap { schema.object($0)?.field(first)?.name }
@@ -267,7 +267,7 @@ extension OrgEngine {
         }
         var nested = output[key]?.objectValue ?? JSONObject()
         if nested["attributes"] == nil { nested["attributes"] = parentView["attributes"] ?? .null }
-        place(path.dropFirst(), from: parentView, into: &nested, version: version)
+        place(path.dropFirst(), from: parentView, into: &nested)
         output[key] = .object(nested)
     }
 

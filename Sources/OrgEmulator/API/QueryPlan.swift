@@ -2,7 +2,7 @@ import JSON
 import SOQL
 
 /// A parsed query checked against the schema: its object, and the objects its parent paths and
-/// subqueries reach. Field names are resolved to the schema's spelling.
+/// subqueries reach. Field names keep the query's spelling (answers take the schema's).
 struct QueryPlan: Sendable {
     let query: SOQLQuery
     let text: String
