@@ -114,9 +114,14 @@ extension JSONObject {
     /// Appends the compact encoding of the members whose key passes `include`: a filtered copy's
     /// text without making the copy.
     public func write(into bytes: inout [UInt8], including include: (String) -> Bool) {
+        write(into: &bytes) { key, _ in include(key) }
+    }
+
+    /// Appends the compact encoding of the members that pass `include`.
+    public func write(into bytes: inout [UInt8], where include: (String, JSONValue) -> Bool) {
         bytes.append(UInt8(ascii: "{"))
         var first = true
-        for (key, value) in self where include(key) {
+        for (key, value) in self where include(key, value) {
             if !first { bytes.append(UInt8(ascii: ",")) }
             first = false
             JSONValue.writeString(key, into: &bytes)

@@ -474,6 +474,17 @@ struct ErrorCase: Sendable, CustomTestStringConvertible {
         #expect(try JSONParser.parseObject(#"{"a\u0062":1,"c":2,"#, keeping: ["ab"]) == ["ab": 1], "an escaped name found counts")
     }
 
+    /// Members are filtered by value as well as by key (the emulator stores records without their nulls).
+    @Test func membersAreWrittenWhereTheyPass() throws {
+        let object = try #require(JSONParser.parse(#"{"a":null,"b":1,"c":{"d":null},"e":null,"f":"x"}"#).objectValue)
+        var bytes: [UInt8] = []
+        object.write(into: &bytes) { _, value in !value.isNull }
+        #expect(String(decoding: bytes, as: UTF8.self) == #"{"b":1,"c":{"d":null},"f":"x"}"#)
+        var none: [UInt8] = []
+        object.write(into: &none) { key, _ in key == "z" }
+        #expect(String(decoding: none, as: UTF8.self) == "{}")
+    }
+
     /// Two filtered encodings written in one pass are the two written apart, byte for byte.
     @Test func aSubsetWrittenAlongsideIsTheSubsetWrittenAlone() throws {
         let object = try #require(JSONParser.parse(#"{"attributes":{"type":"A"},"Name":"Acme \"One\"","N":1.5,"#

@@ -98,14 +98,7 @@ final class RecordStore: Sendable {
     static func storedText(_ fields: JSONObject) -> String {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(512)
-        bytes.append(UInt8(ascii: "{"))
-        for (key, value) in fields where !value.isNull {
-            if bytes.count > 1 { bytes.append(UInt8(ascii: ",")) }
-            JSONValue.writeString(key, into: &bytes)
-            bytes.append(UInt8(ascii: ":"))
-            value.write(into: &bytes)
-        }
-        bytes.append(UInt8(ascii: "}"))
+        fields.write(into: &bytes) { _, value in !value.isNull }
         return String(decoding: bytes, as: UTF8.self)
     }
 
