@@ -25,9 +25,14 @@ public struct JSONObject: Sendable, Hashable, Sequence {
     /// An object of `pairs` in their order, built without a lookup per member (the keys must be
     /// unique; checked in debug builds). Its lookups scan the members until a member is added:
     /// made for an object built to be written out.
-    public init(uniqueKeysWithValues pairs: some Sequence<(String, JSONValue)>) {
-        members = pairs.map { Member(key: $0.0, value: $0.1) }
-        hasNonASCIIKey = members.contains { !Self.isASCII($0.key) }
+    /// It takes an array, not any sequence: a generic initializer across the module boundary
+    /// ran unspecialized, its per-member closure and metadata calls costing more than the copy.
+    public init(uniqueKeysWithValues pairs: [(String, JSONValue)]) {
+        members.reserveCapacity(pairs.count)
+        for (key, value) in pairs {
+            members.append(Member(key: key, value: value))
+            if !hasNonASCIIKey && !Self.isASCII(key) { hasNonASCIIKey = true }
+        }
         assert(Set(members.map(\.key)).count == members.count, "JSONObject(uniqueKeysWithValues:): a key is repeated")
     }
 

@@ -31,8 +31,16 @@ public struct JSONParser {
     public static func parse<Bytes: Collection<UInt8>>(_ bytes: Bytes) throws(JSONSyntaxError)
         -> (value: JSONValue, duplicates: [JSONDuplicateKey])
     {
-        var parser = Parser(bytes: Array(bytes))
+        var parser = Parser(bytes: contiguous(bytes))
         return try parser.parseDocument()
+    }
+
+    /// The document's bytes as the parser holds them, copied in one go when the collection is
+    /// contiguous (`Data`, an array, a buffer): a generic copy element by element, across the
+    /// module boundary, cost more than parsing a small record.
+    private static func contiguous<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> [UInt8] {
+        if let array = bytes as? [UInt8] { return array }
+        return bytes.withContiguousStorageIfAvailable { Array($0) } ?? Array(bytes)
     }
 
     /// Parses a document that is one object, keeping only the members named in `keys`; the other
@@ -51,20 +59,23 @@ public struct JSONParser {
     /// Member names made ready once for ``parseObject(_:keeping:)-(_,MemberNames)`` over many documents.
     public struct MemberNames: Sendable {
         let utf8: [[UInt8]]
+        /// The names as strings, the keys of the members kept (not decoded again for each document).
+        let strings: [String]
 
         public init(_ names: some Sequence<String>) {
-            utf8 = names.map { Array($0.utf8) }
+            strings = Array(names)
+            utf8 = strings.map { Array($0.utf8) }
         }
     }
 
     /// ``parseObject(_:keeping:)`` on UTF-8 bytes, with the names made ready beforehand.
     public static func parseObject<Bytes: Collection<UInt8>>(_ bytes: Bytes, keeping names: MemberNames) throws(JSONSyntaxError) -> JSONObject {
-        var parser = Parser(bytes: Array(bytes))
+        var parser = Parser(bytes: contiguous(bytes))
         parser.skipWhitespace()
         guard parser.index < parser.bytes.count, parser.bytes[parser.index] == UInt8(ascii: "{") else {
             throw parser.error("expected an object")
         }
-        return try parser.parseObject(depth: 1, keeping: names.utf8)
+        return try parser.parseObject(depth: 1, keeping: names)
     }
 }
 
@@ -226,7 +237,8 @@ private struct Parser {
     /// An object's members named in `keys` (UTF-8, each once); the others' values are skipped,
     /// and the object is left as soon as every name was found. A member's name is compared as
     /// bytes, so a skipped one never becomes a `String`.
-    mutating func parseObject(depth: Int, keeping keys: [[UInt8]]) throws(JSONSyntaxError) -> JSONObject {
+    mutating func parseObject(depth: Int, keeping names: JSONParser.MemberNames) throws(JSONSyntaxError) -> JSONObject {
+        let keys = names.utf8
         index += 1
         var object = JSONObject()
         // Room for every member kept, taken once rather than grown member by member.
@@ -236,19 +248,31 @@ private struct Parser {
             index += 1
             return object
         }
+        // The names met so far (by position in `keys`, the first 64): a name met once is
+        // appended without a lookup, under the string the caller gave.
+        var met: UInt64 = 0
         repeat {
             try expectMemberName()
             let nameStart = index + 1
             try skipString()
             let name = bytes[nameStart..<index - 1]
             try expectColon()
-            if keys.contains(where: { $0.count == name.count && $0.elementsEqual(name) }) {
-                object[String(decoding: name, as: UTF8.self)] = try parseValue(depth: depth)
-            } else if name.contains(UInt8(ascii: "\\")), case let unescaped = try Self.unescaped(name), keys.contains(where: { $0.elementsEqual(unescaped.utf8) }) {
-                object[unescaped] = try parseValue(depth: depth)
-            } else {
+            var position = keys.firstIndex { $0.count == name.count && $0.elementsEqual(name) }
+            if position == nil, name.contains(UInt8(ascii: "\\")) {
+                let unescaped = try Self.unescaped(name)
+                position = keys.firstIndex { $0.elementsEqual(unescaped.utf8) }
+            }
+            guard let position else {
                 try skipValue(depth: depth)
                 continue
+            }
+            let value = try parseValue(depth: depth)
+            let bit: UInt64 = position < 64 ? 1 << UInt64(position) : 0
+            if bit != 0 && met & bit == 0 {
+                met |= bit
+                object.appendAbsent(value, forKey: names.strings[position])
+            } else {
+                object[names.strings[position]] = value
             }
             if object.count == keys.count { return object }
         } while try objectContinues()

@@ -474,6 +474,20 @@ struct ErrorCase: Sendable, CustomTestStringConvertible {
         #expect(try JSONParser.parseObject(#"{"a\u0062":1,"c":2,"#, keeping: ["ab"]) == ["ab": 1], "an escaped name found counts")
     }
 
+    /// Bytes in any contiguous collection (SQLite's, as `Data`) parse as their text does, and a
+    /// name kept that the document repeats, plain or escaped, stays one member holding the last value.
+    @Test func anObjectParsedForSomeKeysFromDataKeepsEachNameOnce() throws {
+        let text = #"{"a":1,"b":2,"\u0061":3,"c":4}"#
+        let fromData = try JSONParser.parseObject(Data(text.utf8), keeping: ["a", "c"])
+        #expect(fromData == ["a": 3, "c": 4])
+        #expect(fromData.keys == ["a", "c"])
+        #expect(try JSONParser.parseObject(Data(text.utf8).dropFirst(0), keeping: ["b"]) == ["b": 2])
+        let escapedFirst = try JSONParser.parseObject(#"{"\u0061":1,"a":2}"#, keeping: ["a", "z"])
+        #expect(escapedFirst.keys == ["a"])
+        #expect(escapedFirst == ["a": 2])
+        #expect(try JSONParser.parse(Data(text.utf8)).value == JSONParser.parse(text))
+    }
+
     /// Members are filtered by value as well as by key (the emulator stores records without their nulls).
     @Test func membersAreWrittenWhereTheyPass() throws {
         let object = try #require(JSONParser.parse(#"{"a":null,"b":1,"c":{"d":null},"e":null,"f":"x"}"#).objectValue)

@@ -329,7 +329,8 @@ extension OrgEngine {
                        cache: inout [String: StoredRecord?], version: String?) throws -> JSONObject {
         var view = record.fields
         if let version {
-            view["attributes"] = ["type": .string(object.name), "url": .string("/services/data/v\(version)/sobjects/\(object.name)/\(record.id)")]
+            view["attributes"] = .object(JSONObject(uniqueKeysWithValues: [
+                ("type", .string(object.name)), ("url", .string("/services/data/v\(version)/sobjects/\(object.name)/\(record.id)"))]))
         }
         if chains.isEmpty { return view }
         let groups = Dictionary(grouping: chains.filter { !$0.isEmpty }) { $0[0].lowercased() }

@@ -37,8 +37,7 @@ extension OrgEngine {
             try checkUnique(db, object: object, values: values, excluding: reservedId ?? "")
             let id = try reservedId ?? RecordStore.nextId(db, prefix: object.keyPrefix)
             // Every field of the object that holds a value, built in one go (a lookup per field would cost more).
-            let system = Self.systemValues(id: id, userId: try currentUserId(db), timestamp: .string(timestamp(now)))
-            var pairs = system.map { ($0.key, $0.value) }
+            var pairs = Self.systemPairs(id: id, userId: try currentUserId(db), timestamp: .string(timestamp(now)))
             pairs.reserveCapacity(object.fields.count + pairs.count)
             for (name, empty) in object.emptyDataValues {
                 // Empty fields are left out, as the store leaves them out.

@@ -176,15 +176,13 @@ actor OrgEngine {
 
     /// Id, IsDeleted and the audit fields of a new record.
     static func systemValues(id: String, userId: String, timestamp: JSONValue) -> JSONObject {
-        var fields = JSONObject()
-        fields["Id"] = .string(id)
-        fields["IsDeleted"] = .bool(false)
-        fields["CreatedDate"] = timestamp
-        fields["CreatedById"] = .string(userId)
-        fields["LastModifiedDate"] = timestamp
-        fields["LastModifiedById"] = .string(userId)
-        fields["SystemModstamp"] = timestamp
-        return fields
+        JSONObject(uniqueKeysWithValues: systemPairs(id: id, userId: userId, timestamp: timestamp))
+    }
+
+    /// ``systemValues(id:userId:timestamp:)`` as pairs, for a record built in one go.
+    static func systemPairs(id: String, userId: String, timestamp: JSONValue) -> [(String, JSONValue)] {
+        [("Id", .string(id)), ("IsDeleted", .bool(false)), ("CreatedDate", timestamp), ("CreatedById", .string(userId)),
+         ("LastModifiedDate", timestamp), ("LastModifiedById", .string(userId)), ("SystemModstamp", timestamp)]
     }
 
     /// A record date's text for epoch milliseconds; the last one is kept, as the records of a

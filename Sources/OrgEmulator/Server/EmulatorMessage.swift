@@ -47,7 +47,15 @@ struct EmulatorResponse: Sendable {
 
     /// The body as sent.
     var body: Data? {
-        get { bytes ?? json.map { Data($0.jsonString.utf8) } }
+        get {
+            bytes ?? json.map { value in
+                // Written as bytes and handed over as they are: no String made, and checked, of them.
+                var text: [UInt8] = []
+                text.reserveCapacity(4096)
+                value.write(into: &text)
+                return Data(text)
+            }
+        }
         set {
             bytes = newValue
             json = nil
