@@ -1,5 +1,9 @@
 /// A LIKE pattern: `%` matches any run of characters, `_` exactly one, a backslash makes the next
 /// character literal. Matching ignores case, as in Salesforce.
+///
+/// An ASCII pattern is also compiled to bytes, and ASCII text (the usual case: names, codes,
+/// external ids) is matched over its UTF-8 bytes, without making an array of characters of each
+/// record's value; other text is matched character by character.
 struct SOQLLikePattern {
     private enum Element: Equatable {
         case character(Character)
@@ -7,41 +11,87 @@ struct SOQLLikePattern {
         case anyRun
     }
 
-    private let elements: [Element]
+    private let pattern: String
+    /// The pattern over ASCII bytes: each literal byte lowercased, ``anyOne`` and ``anyRun``
+    /// beyond them; `nil` when the pattern is not ASCII.
+    private let bytes: [UInt16]?
+    private static let anyOne: UInt16 = 0x100
+    private static let anyRun: UInt16 = 0x101
 
     init(_ pattern: String) {
-        var elements: [Element] = []
-        var escaping = false
-        for character in pattern.lowercased() {
-            if escaping {
-                elements.append(.character(character))
-                escaping = false
-                continue
-            }
-            switch character {
-            case "\\": escaping = true
-            case "%": elements.append(.anyRun)
-            case "_": elements.append(.anyOne)
-            default: elements.append(.character(character))
-            }
+        self.pattern = pattern
+        guard pattern.utf8.allSatisfy({ $0 < 0x80 }) else {
+            bytes = nil
+            return
         }
-        if escaping { elements.append(.character("\\")) }
-        self.elements = elements
+        bytes = Self.compile(Array(pattern.utf8), special: (UInt8(ascii: "\\"), UInt8(ascii: "%"), UInt8(ascii: "_")),
+                             anyOne: Self.anyOne, anyRun: Self.anyRun) { UInt16(Self.lowercased($0)) }
     }
 
-    /// Whether the whole of `text` matches, backtracking to the latest `%` on a mismatch.
+    /// Whether the whole of `text` matches.
     func matches(_ text: String) -> Bool {
-        let characters = Array(text.lowercased())
-        var textIndex = 0
-        var patternIndex = 0
+        if let bytes {
+            var text = text
+            // A carriage return is the start of one character with a following line feed: such
+            // text is matched by characters, where `_` takes both.
+            let result: Bool? = text.withUTF8 { utf8 in
+                guard utf8.allSatisfy({ $0 < 0x80 && $0 != 0x0D }) else { return nil }
+                return Self.matches(bytes, utf8, isRun: { $0 == Self.anyRun }) { element, byte in
+                    element == Self.anyOne || element == UInt16(Self.lowercased(byte))
+                }
+            }
+            if let result { return result }
+        }
+        let elements = Self.compile(Array(pattern.lowercased()), special: ("\\", "%", "_"), anyOne: Element.anyOne, anyRun: Element.anyRun,
+                                    literal: Element.character)
+        return Self.matches(elements, Array(text.lowercased()), isRun: { $0 == .anyRun }) { element, character in
+            element == .anyOne || element == .character(character)
+        }
+    }
+
+    private static func lowercased(_ byte: UInt8) -> UInt8 {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte
+    }
+
+    /// The pattern's elements: wildcards, and literals (escaped by a backslash or plain), from its
+    /// units (characters or bytes) and how the backslash, `%` and `_` are spelled in them.
+    private static func compile<Unit: Equatable, Element>(
+        _ units: [Unit], special: (backslash: Unit, percent: Unit, underscore: Unit), anyOne: Element, anyRun: Element,
+        literal: (Unit) -> Element
+    ) -> [Element] {
+        var elements: [Element] = []
+        elements.reserveCapacity(units.count)
+        var escaping = false
+        for unit in units {
+            if escaping {
+                elements.append(literal(unit))
+                escaping = false
+            } else if unit == special.backslash {
+                escaping = true
+            } else if unit == special.percent {
+                elements.append(anyRun)
+            } else if unit == special.underscore {
+                elements.append(anyOne)
+            } else {
+                elements.append(literal(unit))
+            }
+        }
+        if escaping { elements.append(literal(special.backslash)) }
+        return elements
+    }
+
+    /// Whether the whole of `text` matches `pattern`, backtracking to the latest `%` on a mismatch.
+    private static func matches<Pattern: RandomAccessCollection<Element>, Text: RandomAccessCollection, Element>(
+        _ pattern: Pattern, _ text: Text, isRun: (Element) -> Bool, matchesOne: (Element, Text.Element) -> Bool
+    ) -> Bool where Pattern.Index == Int, Text.Index == Int {
+        var textIndex = text.startIndex
+        var patternIndex = pattern.startIndex
         var lastRun: (pattern: Int, text: Int)?
-        while textIndex < characters.count {
-            if patternIndex < elements.count, elements[patternIndex] == .anyRun {
+        while textIndex < text.endIndex {
+            if patternIndex < pattern.endIndex, isRun(pattern[patternIndex]) {
                 lastRun = (patternIndex, textIndex)
                 patternIndex += 1
-            } else if patternIndex < elements.count,
-                elements[patternIndex] == .anyOne || elements[patternIndex] == .character(characters[textIndex])
-            {
+            } else if patternIndex < pattern.endIndex, matchesOne(pattern[patternIndex], text[textIndex]) {
                 patternIndex += 1
                 textIndex += 1
             } else if let run = lastRun {
@@ -52,6 +102,6 @@ struct SOQLLikePattern {
                 return false
             }
         }
-        return elements[patternIndex...].allSatisfy { $0 == .anyRun }
+        return pattern[patternIndex...].allSatisfy(isRun)
     }
 }

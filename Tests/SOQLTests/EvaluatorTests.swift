@@ -94,6 +94,19 @@ func holds(_ condition: String, _ fields: JSONValue, now: Int64 = fixedNow) thro
         #expect(try holds("NOT Email LIKE 'bob%'", contact))
     }
 
+    /// ASCII text is matched by bytes, other text by characters: the answers are the same.
+    @Test func likeOverTextBeyondASCII() throws {
+        let record: JSONValue = ["Name": "Zoë Ångström", "City": "Line\r\nBreak", "Code": "ab"]
+        #expect(try holds("Name LIKE 'zoë%'", record))
+        #expect(try holds("Name LIKE 'ZO_ _ngstr_m'", record), "_ takes one character, whatever its bytes")
+        #expect(try holds("Name LIKE '%ÅNGSTRÖM'", record))
+        #expect(try !holds("Name LIKE 'zoe%'", record))
+        #expect(try holds("City LIKE 'Line_Break'", record), "a CR LF pair is one character")
+        #expect(try !holds("City LIKE 'Line__Break'", record))
+        #expect(try holds("Code LIKE 'AB'", record))
+        #expect(try !holds("Code LIKE 'äb'", record))
+    }
+
     @Test func inAndNotIn() throws {
         let account: JSONValue = ["Id": "001000000000001AAA", "Rating": nil, "Employees": 50]
         #expect(try holds("Id IN ('001000000000001aaa', '001000000000002AAA')", account))
