@@ -25,13 +25,12 @@ public struct JSONObject: Sendable, Hashable, Sequence {
     /// An object of `pairs` in their order, built without a lookup per member (the keys must be
     /// unique; checked in debug builds). Its lookups scan the members until a member is added:
     /// made for an object built to be written out.
-    /// It takes an array, not any sequence: a generic initializer across the module boundary
-    /// ran unspecialized, its per-member closure and metadata calls costing more than the copy.
     public init(uniqueKeysWithValues pairs: [(String, JSONValue)]) {
+        // An array, not any sequence: generic, it ran unspecialized from other modules.
         members.reserveCapacity(pairs.count)
         for (key, value) in pairs {
             members.append(Member(key: key, value: value))
-            if !hasNonASCIIKey && !Self.isASCII(key) { hasNonASCIIKey = true }
+            noteNonASCII(key)
         }
         assert(Set(members.map(\.key)).count == members.count, "JSONObject(uniqueKeysWithValues:): a key is repeated")
     }
@@ -58,6 +57,11 @@ public struct JSONObject: Sendable, Hashable, Sequence {
     /// "é"), which the parser keeps as two members, find the first, as a scan would.
     private static func index(of members: [Member]) -> [String: Int] {
         Dictionary(members.enumerated().map { ($1.key, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Records that a key added holds a non-ASCII character.
+    private mutating func noteNonASCII(_ key: String) {
+        if !hasNonASCIIKey && !Self.isASCII(key) { hasNonASCIIKey = true }
     }
 
     private static func isASCII(_ key: String) -> Bool {
@@ -94,7 +98,7 @@ public struct JSONObject: Sendable, Hashable, Sequence {
             return true
         }
         members.append(Member(key: key, value: value))
-        if !hasNonASCIIKey && !Self.isASCII(key) { hasNonASCIIKey = true }
+        noteNonASCII(key)
         if positions != nil {
             positions![key] = members.count - 1
         } else if members.count > Self.indexThreshold {
@@ -107,7 +111,7 @@ public struct JSONObject: Sendable, Hashable, Sequence {
     /// to an earlier one as a string keeps finding the earlier.
     mutating func appendAbsent(_ value: JSONValue, forKey key: String) {
         members.append(Member(key: key, value: value))
-        if !hasNonASCIIKey && !Self.isASCII(key) { hasNonASCIIKey = true }
+        noteNonASCII(key)
         if positions != nil {
             if positions![key] == nil { positions![key] = members.count - 1 }
         } else if members.count > Self.indexThreshold {

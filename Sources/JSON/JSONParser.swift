@@ -35,9 +35,9 @@ public struct JSONParser {
         return try parser.parseDocument()
     }
 
-    /// The document's bytes as the parser holds them, copied in one go when the collection is
-    /// contiguous (`Data`, an array, a buffer): a generic copy element by element, across the
-    /// module boundary, cost more than parsing a small record.
+    /// The document's bytes as the parser holds them: an array as it is, a contiguous collection
+    /// (`Data`, a buffer) copied in one go — a generic copy element by element, across the module
+    /// boundary, cost more than parsing a small record.
     private static func contiguous<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> [UInt8] {
         if let array = bytes as? [UInt8] { return array }
         return bytes.withContiguousStorageIfAvailable { Array($0) } ?? Array(bytes)
@@ -234,7 +234,7 @@ private struct Parser {
         throw error("expected ',' or '}' after an object member")
     }
 
-    /// An object's members named in `keys` (UTF-8, each once); the others' values are skipped,
+    /// An object's members named in `names` (each once); the others' values are skipped,
     /// and the object is left as soon as every name was found. A member's name is compared as
     /// bytes, so a skipped one never becomes a `String`.
     mutating func parseObject(depth: Int, keeping names: JSONParser.MemberNames) throws(JSONSyntaxError) -> JSONObject {

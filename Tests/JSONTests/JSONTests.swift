@@ -481,11 +481,20 @@ struct ErrorCase: Sendable, CustomTestStringConvertible {
         let fromData = try JSONParser.parseObject(Data(text.utf8), keeping: ["a", "c"])
         #expect(fromData == ["a": 3, "c": 4])
         #expect(fromData.keys == ["a", "c"])
-        #expect(try JSONParser.parseObject(Data(text.utf8).dropFirst(0), keeping: ["b"]) == ["b": 2])
+        #expect(try JSONParser.parseObject(Data((" " + text).utf8).dropFirst(), keeping: ["b"]) == ["b": 2], "a slice of Data")
+        #expect(try JSONParser.parseObject(AnyCollection(Array(text.utf8)), keeping: ["b"]) == ["b": 2], "a collection not contiguous")
         let escapedFirst = try JSONParser.parseObject(#"{"\u0061":1,"a":2}"#, keeping: ["a", "z"])
         #expect(escapedFirst.keys == ["a"])
         #expect(escapedFirst == ["a": 2])
         #expect(try JSONParser.parse(Data(text.utf8)).value == JSONParser.parse(text))
+        // Names past the first 64 are kept alike: each repeated at once, every one but the last
+        // (the object is left once all are found) holds its second value, as one member.
+        let names = (0..<70).map { "k\($0)" }
+        let wide = "{" + names.map { #""\#($0)":1,"\#($0)":2"# }.joined(separator: ",") + "}"
+        let kept = try JSONParser.parseObject(wide, keeping: Set(names))
+        #expect(kept.keys == names)
+        #expect(names.dropLast().allSatisfy { kept[$0] == 2 })
+        #expect(kept["k69"] == 1)
     }
 
     /// Members are filtered by value as well as by key (the emulator stores records without their nulls).

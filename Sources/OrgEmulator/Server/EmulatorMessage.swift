@@ -49,9 +49,8 @@ struct EmulatorResponse: Sendable {
     var body: Data? {
         get {
             bytes ?? json.map { value in
-                // Written as bytes and handed over as they are: no String made, and checked, of them.
+                // Written straight to bytes: no String to build and validate.
                 var text: [UInt8] = []
-                text.reserveCapacity(4096)
                 value.write(into: &text)
                 return Data(text)
             }

@@ -24,8 +24,8 @@ struct RecordLookups: Sendable {
     /// Ids of live records of `type` whose `field` equals `value` (case-insensitively), but `excluding`.
     func ids(_ db: Database, type: String, field: String, equalTo value: String, excluding: String? = nil, limit: Int) throws -> [String] {
         let sql = statements[type]?[field] ?? Self.statement(type: type, field: field)
-        // Read through a cursor: most lookups find nothing, and the array GRDB's fetchAll builds
-        // (with its own cursor) cost more than the seek.
+        // Read through the cursor here: GRDB's fetchAll collects it with an append(contentsOf:)
+        // that runs unspecialized from this module, and cost more than the seek.
         let found = try String.fetchCursor(db.cachedStatement(sql: sql), arguments: [value, excluding ?? "", limit])
         var ids: [String] = []
         while let id = try found.next() { ids.append(id) }
