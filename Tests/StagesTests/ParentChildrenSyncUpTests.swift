@@ -217,17 +217,17 @@ import Testing
         }
     }
 
-    /// A page filling seven requests is sent and saved in parts side by side (the org works on
+    /// A page filling four requests is sent and saved in parts side by side (the org works on
     /// each while the client saves the one before): each record written once, children linked,
     /// the LEAVE_IF_CHANGED check made once for the page still holding in the last part.
-    @Test func aPageFillingSevenRequestsIsSentAndSavedInParts() async throws {
+    @Test func aPageFillingFourRequestsIsSentAndSavedInParts() async throws {
         let bench = try await SyncHarness()
         defer { Task { await bench.close() } }
         let pipeline = try pipeline(bench, strategy: "auto", mergeMode: "LEAVE_IF_CHANGED")
         typealias H = SyncHarness
-        // 490 new trees of 1 + 5: 80 fill each of the first six requests (three Collections
-        // calls, and a retrieve an object reading back the new dates); the rest, and two updates
-        // of records the org holds (one of them changed there since), go in the seventh.
+        // 490 new trees of 1 + 5: 160 fill each of the first three requests (five Collections
+        // calls; new records are not read back); the rest, and two updates of records the org
+        // holds (one of them changed there since), go in the fourth with the update's read back.
         let trees = 490
         try await bench.put((0..<trees).map { H.local("Account", "local_a\($0)", ["Name": .string("New \($0)")]) }, into: "Accounts", pipeline)
         let changed = try await bench.serverRecord("Account", ["Name": "Changed on the server"])
@@ -245,9 +245,8 @@ import Testing
         #expect(stage.byObject["Account"] == ["created": trees, "updated": 1, "conflicts": 1], "\(stage.counts)")
         #expect(stage.byObject["Contact"]?["created"] == trees * 5)
         #expect(stage.counts["conflicts"] == 1 && stage.counts["failed"] == 0 && stage.counts["uncertain"] == 0, "\(stage.counts)")
-        // Seven write requests, as for the page whole, reading their new dates back, and one
-        // conflict check.
-        #expect(outcome.report.api.byKind == ["composite": 7, "query": 1], "7 writes, the check: \(outcome.report.api.byKind)")
+        // Four write requests, as for the page whole, and one conflict check.
+        #expect(outcome.report.api.byKind == ["composite": 4, "query": 1], "4 writes, the check: \(outcome.report.api.byKind)")
 
         let accounts = try await bench.entries("Accounts", pipeline)
         let contacts = try await bench.entries("Contacts", pipeline)
@@ -272,11 +271,12 @@ import Testing
         #expect(try await store.journal(of: "trees").isEmpty, "every write settled")
     }
 
-    /// Under LEAVE_IF_CHANGED the org's new modification dates are read back by the request that
-    /// wrote the records (retrieves whose ids refer to the creates' results): no request of their
-    /// own. A request whose read cannot be resolved (a create in it failed) has its dates read
-    /// after. Either way each record keeps the org's date, so the next sync up of the same
-    /// records finds no conflict with our own writes.
+    /// Under LEAVE_IF_CHANGED the org's new modification dates of updated records are read back
+    /// by the request that wrote them (retrieves whose ids refer to the writes' results): no
+    /// request of their own. Created records need no read: they are held as created, and the next
+    /// check compares the org's LastModifiedDate with its CreatedDate. A request whose read cannot
+    /// be resolved (an update in it failed) has its dates read after. Either way the next sync up
+    /// of the same records finds no conflict with our own writes.
     @Test func newDatesAreReadBackByTheRequestThatWrites() async throws {
         let bench = try await SyncHarness()
         defer { Task { await bench.close() } }
@@ -290,39 +290,80 @@ import Testing
             (0..<2).map { H.local("Contact", "local_c\(tree)_\($0)", ["LastName": .string("Contact \(tree)-\($0)"), "AccountId": .string("local_a\(tree)")]) }
         }, into: "Contacts", pipeline)
 
-        /// Every record synced keeps the date the org gave it.
-        func expectServerDates(_ soup: String, _ object: String) async throws {
+        /// Every record synced keeps the date the org gave it, or is held as created (and the org's
+        /// record is unchanged since); returns how many are held as created.
+        @discardableResult
+        func expectServerDates(_ soup: String, _ object: String) async throws -> Int {
             let entries = try await bench.entries(soup, pipeline).filter { !$0.isDirty }
-            let server = try await bench.query("SELECT Id, LastModifiedDate FROM \(object)")
-            let dates = Dictionary(uniqueKeysWithValues: server.map { ($0["Id"]!.stringValue!, $0["LastModifiedDate"]!) })
-            #expect(!entries.isEmpty && entries.allSatisfy { dates[$0["Id"]?.stringValue ?? ""] == $0["LastModifiedDate"] },
-                    "\(object): \(entries.map { ($0["Id"] ?? .null, $0["LastModifiedDate"] ?? .null) }) \(dates)")
+            let server = try await bench.query("SELECT Id, CreatedDate, LastModifiedDate FROM \(object)")
+            let byId = Dictionary(uniqueKeysWithValues: server.map { ($0["Id"]!.stringValue!, $0) })
+            #expect(!entries.isEmpty && entries.allSatisfy { entry in
+                guard let record = byId[entry["Id"]?.stringValue ?? ""] else { return false }
+                return entry.isAsCreated(dateField: "LastModifiedDate")
+                    ? record["LastModifiedDate"] == record["CreatedDate"] : entry["LastModifiedDate"] == record["LastModifiedDate"]
+            }, "\(object): \(entries.map { ($0["Id"] ?? .null, $0["LastModifiedDate"] ?? .null, $0[SyncField.asCreated] ?? .null) }) \(byId)")
+            return entries.filter { $0.isAsCreated(dateField: "LastModifiedDate") }.count
         }
 
         let first = try await bench.run(pipeline)
         #expect(first.exitCode == 0 && first.report.stages[0].counts.filter { $0.value > 0 } == ["created": 9, "updated": 1], "\(first.report.stages[0].counts)")
         #expect(first.report.api.byKind == ["composite": 1, "query": 1], "one request writes and reads back, one checks: \(first.report.api.byKind)")
-        try await expectServerDates("Accounts", "Account")
-        try await expectServerDates("Contacts", "Contact")
+        #expect(try await expectServerDates("Accounts", "Account") == 3, "the new Accounts are held as created, the updated one dated")
+        #expect(try await expectServerDates("Contacts", "Contact") == 6)
 
-        // Every record changed here, and a new tree whose second child the org refuses: the
-        // request's Contact retrieve cannot be resolved, so the Contacts' dates are read after.
+        // Every record changed here, a new tree, and an update the org refuses: the request's
+        // Contact retrieve cannot be resolved, so the Contacts' dates are read after.
         try await bench.advanceClock()
         let accounts = try await bench.entries("Accounts", pipeline)
         let contacts = try await bench.entries("Contacts", pipeline)
         try await bench.put(accounts.map { H.flagged($0, SyncField.locallyUpdated, ["Name": .string("\($0["Name"]!.stringValue!) again")]) }
                             + [H.local("Account", "local_a3", ["Name": "New 3"])], into: "Accounts", pipeline)
-        try await bench.put(contacts.map { H.flagged($0, SyncField.locallyUpdated, ["LastName": .string("\($0["LastName"]!.stringValue!) again")]) }
-                            + [H.local("Contact", "local_c3_0", ["LastName": "Contact 3-0", "AccountId": "local_a3"]),
-                               H.local("Contact", "local_c3_1", ["LastName": .string(String(repeating: "z", count: 81)), "AccountId": "local_a3"])],
+        let refused = try #require(contacts.first { $0["LastName"] == "Contact 0-0" })
+        try await bench.put(contacts.map { contact in
+            H.flagged(contact, SyncField.locallyUpdated,
+                      ["LastName": .string(contact == refused ? String(repeating: "z", count: 81) : "\(contact["LastName"]!.stringValue!) again")])
+        } + [H.local("Contact", "local_c3_0", ["LastName": "Contact 3-0", "AccountId": "local_a3"]),
+             H.local("Contact", "local_c3_1", ["LastName": "Contact 3-1", "AccountId": "local_a3"])],
                             into: "Contacts", pipeline)
         let second = try await bench.run(pipeline)
-        #expect(second.report.stages[0].counts.filter { $0.value > 0 } == ["created": 2, "updated": 10, "failed": 1], "no conflict with our own writes: \(second.report.stages[0].counts)")
+        #expect(second.report.stages[0].counts.filter { $0.value > 0 } == ["created": 3, "updated": 9, "failed": 1], "no conflict with our own writes: \(second.report.stages[0].counts)")
         // Creates and updates of two objects take two requests (four calls, two retrieves).
         #expect(second.report.api.byKind == ["composite": 3, "query": 1], "two writes, the Contacts' dates read after: \(second.report.api.byKind)")
-        try await expectServerDates("Accounts", "Account")
-        try await expectServerDates("Contacts", "Contact")
+        #expect(try await expectServerDates("Accounts", "Account") == 1, "only the new Account is held as created")
+        #expect(try await expectServerDates("Contacts", "Contact") == 2)
         #expect(try await bench.entries("Contacts", pipeline).filter(\.isDirty).map(\.lastErrorCode) == ["STRING_TOO_LONG"])
+    }
+
+    /// A record this sync created and then changed in the org is a conflict when it is changed
+    /// here too (LEAVE_IF_CHANGED): held as created, its org record's LastModifiedDate is later
+    /// than its CreatedDate. Parents and children alike; the unchanged tree goes.
+    @Test func aRecordHeldAsCreatedAndChangedInTheOrgIsAConflict() async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        let pipeline = try pipeline(bench, strategy: "auto", mergeMode: "LEAVE_IF_CHANGED")
+        typealias H = SyncHarness
+        try await bench.put((0..<3).map { H.local("Account", "local_a\($0)", ["Name": .string("New \($0)")]) }, into: "Accounts", pipeline)
+        try await bench.put((0..<3).map { H.local("Contact", "local_c\($0)", ["LastName": .string("Contact \($0)"), "AccountId": .string("local_a\($0)")]) },
+                            into: "Contacts", pipeline)
+        let first = try await bench.run(pipeline)
+        #expect(first.exitCode == 0 && first.report.api.byKind.filter { $0.key != "versions" } == ["composite": 1], "no date read: \(first.report.api.byKind)")
+        try await bench.advanceClock()
+        let accounts = try await bench.entries("Accounts", pipeline)
+        let contacts = try await bench.entries("Contacts", pipeline)
+        #expect((accounts + contacts).allSatisfy { $0.isAsCreated(dateField: "LastModifiedDate") })
+        let parentChanged = try #require(accounts.first { $0["Name"] == "New 0" })
+        let childChanged = try #require(contacts.first { $0["LastName"] == "Contact 1" })
+        try await bench.client.update("Account", id: parentChanged["Id"]!.stringValue!, ["Name": "Renamed in the org"])
+        try await bench.client.update("Contact", id: childChanged["Id"]!.stringValue!, ["LastName": "Renamed in the org"])
+        try await bench.put(accounts.map { H.flagged($0, SyncField.locallyUpdated, ["Name": .string("\($0["Name"]!.stringValue!) here")]) },
+                            into: "Accounts", pipeline)
+        let second = try await bench.run(pipeline)
+        #expect(second.report.stages[0].counts.filter { $0.value > 0 } == ["conflicts": 2, "updated": 1], "\(second.report.stages[0].counts)")
+        #expect(try await bench.query("SELECT Name FROM Account WHERE Id = '\(parentChanged["Id"]!.stringValue!)'").first?["Name"] == "Renamed in the org")
+        let left = try await bench.entries("Accounts", pipeline).filter(\.isDirty)
+        #expect(left.count == 2 && left.allSatisfy { $0.lastErrorCode == "CONFLICT" && ($0[SyncField.lastError]?.stringValue ?? "").contains("(as created)") }, "\(left)")
+        let sent = try #require(try await bench.entries("Accounts", pipeline).first { $0["Name"] == "New 2 here" })
+        #expect(!sent.isDirty && !sent.isAsCreated(dateField: "LastModifiedDate") && sent["LastModifiedDate"] != nil, "updated: dated again")
     }
 
     @Test func aGraphTreeIsAllOrNothing() async throws {

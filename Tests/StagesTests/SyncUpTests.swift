@@ -321,6 +321,44 @@ import Testing
         #expect(second.report.stages[0].counts["created"] == 0, "nothing was sent again")
     }
 
+    /// Records a LEAVE_IF_CHANGED sync up creates are held as created (no read of their dates), by
+    /// every target and through Bulk: changed here later, one changed in the org meanwhile is a
+    /// conflict (its LastModifiedDate is past its CreatedDate), the other is sent and dated.
+    @Test(arguments: 0..<4) func aRecordHeldAsCreatedAndChangedInTheOrgIsAConflict(variant: Int) async throws {
+        let (type, strategy) = Self.variants[variant]
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: """
+            [ { "syncName": "up", "syncType": "syncUp", "soupName": "Accounts", "target": { "type": "\(type)" },
+                "options": { "mergeMode": "LEAVE_IF_CHANGED", "fieldlist": ["Name"] } } ]
+            """, stages: """
+            [ { "id": "up", "type": "syncUp", "sync": "up", "strategy": "\(strategy)" } ]
+            """)
+        try await bench.put((1...2).map { SyncHarness.local("Account", "local_\($0)", ["Name": .string("New \($0)"), "LastModifiedDate": "2001-01-01T00:00:00.000+0000"]) },
+                            into: "Accounts", pipeline)
+        let first = try await bench.run(pipeline)
+        #expect(first.exitCode == 0 && first.report.stages[0].counts["created"] == 2)
+        // The writes alone: two creates, one Collections call, or a Bulk job (its polls aside).
+        let writes: [[String: Int]] = [["sobject": 2], ["composite": 1], ["composite": 1], ["bulk": 4]]
+        #expect(first.report.api.byKind.filter { !["versions", "bulkStatus"].contains($0.key) } == writes[variant], "no date read: \(first.report.api.byKind)")
+        let created = try await bench.entries("Accounts", pipeline)
+        #expect(created.count == 2 && created.allSatisfy { !$0.isDirty && $0.isAsCreated(dateField: "LastModifiedDate") && $0["LastModifiedDate"] == nil })
+        try await bench.advanceClock()
+        let changed = try #require(created.first { $0["Name"] == "New 1" })
+        try await bench.client.update("Account", id: changed["Id"]!.stringValue!, ["Name": "Renamed in the org"])
+        try await bench.put(created.map { SyncHarness.flagged($0, SyncField.locallyUpdated, ["Name": .string("\($0["Name"]!.stringValue!) here")]) },
+                            into: "Accounts", pipeline)
+        let second = try await bench.run(pipeline)
+        #expect(second.report.stages[0].counts.filter { $0.value > 0 } == ["conflicts": 1, "updated": 1], "\(second.report.stages[0].counts)")
+        #expect(try await bench.query("SELECT Name FROM Account WHERE Id = '\(changed["Id"]!.stringValue!)'").first?["Name"] == "Renamed in the org")
+        let entries = try await bench.entries("Accounts", pipeline)
+        let conflict = try #require(entries.first { $0["Name"] == "New 1 here" })
+        #expect(conflict.isDirty && conflict.lastErrorCode == "CONFLICT" && (conflict[SyncField.lastError]?.stringValue ?? "").contains("(as created)"))
+        let sent = try #require(entries.first { $0["Name"] == "New 2 here" })
+        let server = try await bench.query("SELECT LastModifiedDate FROM Account WHERE Id = '\(sent["Id"]!.stringValue!)'")
+        #expect(!sent.isDirty && !sent.isAsCreated(dateField: "LastModifiedDate") && sent["LastModifiedDate"] == server.first?["LastModifiedDate"])
+    }
+
     @Test func leaveIfChangedLeavesServerChangesAlone() async throws {
         let bench = try await SyncHarness()
         defer { Task { await bench.close() } }

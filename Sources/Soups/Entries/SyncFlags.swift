@@ -8,6 +8,11 @@ public enum SyncField {
     public static let locallyDeleted = "__locally_deleted__"
     public static let syncId = "__sync_id__"
     public static let lastError = "__last_error__"
+    /// Set on an entry whose record a LEAVE_IF_CHANGED sync up created, in place of a modification
+    /// date read back: the local copy is the record as created, so the org's `LastModifiedDate`
+    /// equals its `CreatedDate` until someone changes it there. Read only while the entry holds
+    /// no modification date of its own.
+    public static let asCreated = "__as_created__"
     public static let soupEntryId = "_soupEntryId"
     public static let soupLastModifiedDate = "_soupLastModifiedDate"
     public static let soupCreatedDate = "_soupCreatedDate"
@@ -44,6 +49,18 @@ extension JSONObject {
     public mutating func markClean() {
         for flag in SyncField.flags { self[flag] = .bool(false) }
         self[SyncField.lastError] = .null
+    }
+
+    /// Marks the entry as holding its record as created (``SyncField/asCreated``), dropping any
+    /// modification date it held in `dateField`.
+    public mutating func markAsCreated(dateField: String) {
+        self[dateField] = nil
+        self[SyncField.asCreated] = .bool(true)
+    }
+
+    /// `true` when the entry holds its record as created and no modification date of its own.
+    public func isAsCreated(dateField: String) -> Bool {
+        (self[SyncField.asCreated]?.isTruthy ?? false) && (self[dateField] ?? .null) == .null
     }
 
     /// The entry's `_soupEntryId`, when it has been stored.

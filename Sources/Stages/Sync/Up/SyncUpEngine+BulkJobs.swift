@@ -177,15 +177,17 @@ extension SyncUpEngine {
         return outcome
     }
 
-    /// Saves the usual Bulk page — every write a create the org made, under OVERWRITE, with no
-    /// conflict, nothing held back and no reference to carry the new ids elsewhere — without the
-    /// general passes: each entry takes its new id and is marked clean, its journal entry settled,
-    /// exactly as those passes would leave it. Any other page (a single write that is not such a
-    /// create is enough) returns `nil` with nothing done, for the general passes to save.
+    /// Saves the usual Bulk page — every write a create the org made, with no conflict, nothing
+    /// held back and no reference to carry the new ids elsewhere — without the general passes:
+    /// each entry takes its new id and is marked clean (under LEAVE_IF_CHANGED, held as created),
+    /// its journal entry settled, exactly as those passes would leave it. Any other page (a single
+    /// write that is not such a create is enough) returns `nil` with nothing done, for the general
+    /// passes to save.
     private func saveCreates(_ page: SpooledPage, results: [Int32: Result<BulkIngestResult, any Error>], heldBack: [String: Set<Int64>],
                              tally: inout Tally) async throws -> PageOutcome? {
-        guard settings.mergeMode == .overwrite, !settings.dryRun, !target.hasChildren, target.references.isEmpty, page.conflicts.isEmpty,
+        guard !settings.dryRun, !target.hasChildren, target.references.isEmpty, page.conflicts.isEmpty,
               page.soups.count == 1, page.entryIds.count == page.ids.count else { return nil }
+        let leaveIfChanged = settings.mergeMode == .leaveIfChanged
         let soup = page.soups[0]
         if let held = heldBack[soup], page.ids.contains(where: held.contains) { return nil }
         var tickets: [Int64: SyncUpBulkJobs.Ticket] = [:]
@@ -207,9 +209,11 @@ extension SyncUpEngine {
             guard plan.settled.isEmpty, plan.operations.count == 1, let operation = plan.operations.first, operation.kind == .create,
                   case .succeeded(let id?) = SyncUpSender.bulkOutcome(result.rows[Int(ticket.row)], of: operation, in: result) else { return nil }
             var record = trees[index].parent
+            if leaveIfChanged && !SyncUpDateReads.markedAsCreated(field: record.modificationDateField) { return nil }
             let localId = record.id.flatMap { SyncField.isLocalId($0) ? $0 : nil }
             record.id = id
             record.entry.markClean()
+            if leaveIfChanged { record.entry.markAsCreated(dateField: record.modificationDateField) }
             changes.save(record.entry, in: soup, replacing: stored)
             changes.settledJournalIds.append(ticket.journalId)
             rows.append(SyncUpResultFiles.Row(

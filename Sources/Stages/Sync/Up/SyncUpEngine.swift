@@ -298,7 +298,8 @@ struct SyncUpEngine {
         // Packing reads no write's fields: the cut is found without building any payload.
         let planner = SyncUpPlanner(payloads: false)
         let operations = planned.indices.map { planner.plan(&planned[$0], index: $0).operations }
-        guard let first = SyncUpPacker(transport: transport, readsBack: readsBack(transport)).phases(operations).first, first.count > 1 else { return [] }
+        let readBack = SyncUpDateReads(fields: readsBack(transport) ? Self.dateFields(trees) : [:])
+        guard let first = SyncUpPacker(transport: transport, readBack: readBack).phases(operations).first, first.count > 1 else { return [] }
         var cuts: [Int] = []
         for cutRequest in Self.quickestCut(writes: first.map(\.operations.count)) {
             let cut = first[cutRequest].operations.map(\.key.tree).min() ?? 0
@@ -535,7 +536,7 @@ struct SyncUpEngine {
         // Trees written again after their first request (children after their parent's id, a
         // later pass): a date read back by an earlier request may be stale, so theirs are read after.
         var writtenAgain = Set<Int>()
-        let dateFields = readsBack(transport) ? Self.dateFields(trees) : [:]
+        let readBack = SyncUpDateReads(fields: readsBack(transport) ? Self.dateFields(trees) : [:])
         // A record deleted on the server is re-created in a later pass; a re-created parent can
         // reveal a child deleted on the server too, hence up to two extra passes, and no more.
         for pass in 0..<3 {
@@ -571,9 +572,9 @@ struct SyncUpEngine {
             }
             let sender = SyncUpSender(client: client, store: store, syncName: settings.syncName, maxInFlight: settings.maxInFlight,
                                       writer: target as? any SyncUpRecordWriter, checkBudget: budgetCheck,
-                                      readBack: dateFields, inFlight: inFlight)
+                                      readBack: readBack, inFlight: inFlight)
             results.outcomes = outcomes
-            let phases = SyncUpPacker(transport: transport, readsBack: readsBack(transport)).phases(operations)
+            let phases = SyncUpPacker(transport: transport, readBack: readBack).phases(operations)
             if pass > 0 { writtenAgain.formUnion(pending) }
             for phase in phases.dropFirst() { writtenAgain.formUnion(phase.lazy.flatMap(\.operations).map(\.key.tree)) }
             if pass == 0, let beforeSending { try await beforeSending() }
@@ -604,7 +605,7 @@ struct SyncUpEngine {
         }
         if settings.mergeMode == .leaveIfChanged && !settings.dryRun {
             let readBack = writtenAgain.isEmpty ? results.readBack : results.readBack.filter { !writtenAgain.contains($0.key.tree) }
-            try await refreshModificationDates(&trees, final: final, readBack: readBack, answered: answered, inFlight: inFlight)
+            try await refreshModificationDates(&trees, final: final, kinds: kinds, readBack: readBack, answered: answered, inFlight: inFlight)
         } else {
             answered?()
         }
@@ -723,17 +724,23 @@ struct SyncUpEngine {
 
     /// After a LEAVE_IF_CHANGED sync up, the org's new modification dates of the records it
     /// accepted, so the next sync up does not take our own write for a server change: as read
-    /// back by the requests that wrote them, else read now. `answered` is called once the read
-    /// is on its way (or not needed).
+    /// back by the requests that wrote them, else read now. A record it created takes no date
+    /// but the ``SyncField/asCreated`` mark, where ``SyncUpDateReads`` allows. `answered` is
+    /// called once the read is on its way (or not needed).
     private func refreshModificationDates(_ trees: inout [SyncUpTree], final: [RecordKey: SyncUpOutcome],
-                                          readBack: [RecordKey: JSONObject], answered: (@Sendable () -> Void)?,
-                                          inFlight: SyncUpInFlight.Part?) async throws {
+                                          kinds: [RecordKey: SyncUpOperation.Kind], readBack: [RecordKey: JSONObject],
+                                          answered: (@Sendable () -> Void)?, inFlight: SyncUpInFlight.Part?) async throws {
         var wanted: [String: (field: String, keys: [RecordKey])] = [:]
         for (key, outcome) in final where outcome.isSuccess {
             let record = trees[key.tree][key.child]
             guard record.hasServerId, let type = record.objectType, !record.isDirty else { continue }
             if let date = readBack[key]?[record.modificationDateField], date != .null {
                 trees[key.tree][key.child].entry[record.modificationDateField] = date
+                trees[key.tree][key.child].entry[SyncField.asCreated] = nil
+                continue
+            }
+            if kinds[key] == .create && SyncUpDateReads.markedAsCreated(field: record.modificationDateField) {
+                trees[key.tree][key.child].entry.markAsCreated(dateField: record.modificationDateField)
                 continue
             }
             wanted[type, default: (record.modificationDateField, [])].keys.append(key)
@@ -753,6 +760,7 @@ struct SyncUpEngine {
                 let record = trees[key.tree][key.child]
                 if let date = current[SalesforceId.key(record.entry[record.idField])]?[group.field] {
                     trees[key.tree][key.child].entry[group.field] = date
+                    trees[key.tree][key.child].entry[SyncField.asCreated] = nil
                 }
             }
         }

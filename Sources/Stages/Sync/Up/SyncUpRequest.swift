@@ -52,9 +52,9 @@ enum SyncUpRequest: Sendable {
 /// child sent in a later phase knows its new parent's id).
 struct SyncUpPacker {
     var transport: SyncUpTransport
-    /// Whether each Composite request of Collections keeps a subrequest per object it writes
-    /// for reading the records back (``SyncUpSender/readBack``).
-    var readsBack = false
+    /// The records each Composite request of Collections reads back: a subrequest is kept per
+    /// object it reads (``SyncUpSender/readBack``).
+    var readBack = SyncUpDateReads()
 
     /// The most graphs one Composite Graph request may hold.
     static let graphsPerRequest = 75
@@ -103,10 +103,10 @@ struct SyncUpPacker {
     /// sObject Collections calls packed 5 to a Composite request: each tree whole in one request
     /// (parents' calls first, children referring to their new parent in it), so trees need one
     /// phase; then the children of trees too large for one request (by their parent's id), then
-    /// parent deletes. 1,000 trees of 1 + 5 records take 7 requests (13 when each reads its
-    /// records back: 80 trees a request).
+    /// parent deletes. 1,000 trees of 1 + 5 new records take 7 requests (13 for updates, which
+    /// LEAVE_IF_CHANGED reads back: 80 trees a request).
     private func compositeCollectionPhases(_ trees: [[SyncUpOperation]]) -> [[SyncUpRequest]] {
-        let empty = CollectionPacking(readsBack: readsBack)
+        let empty = CollectionPacking(readBack: readBack)
         var main = empty
         var later: [SyncUpOperation] = []
         var deletes: [SyncUpOperation] = []
@@ -137,8 +137,8 @@ struct SyncUpPacker {
 
     /// Collections calls being filled into Composite requests.
     private struct CollectionPacking {
-        /// One subrequest per object written is kept for its read (``SyncUpPacker/readsBack``).
-        var readsBack: Bool
+        /// One subrequest per object read back is kept for its read (``SyncUpPacker/readBack``).
+        var readBack: SyncUpDateReads
         var parts: [SyncUpRequest.CollectionPart] = []
         var requests: [SyncUpRequest] = []
 
@@ -173,7 +173,8 @@ struct SyncUpPacker {
                     calls.append((kind, 1))
                 }
             }
-            let reads = readsBack ? Set(calls.lazy.filter { $0.kind.call != .delete }.map(\.kind.objectType)).count : 0
+            let reads = readBack.fields.isEmpty ? 0
+                : Set(calls.lazy.filter { readBack.field(after: $0.kind.call, of: $0.kind.objectType) != nil }.map(\.kind.objectType)).count
             return calls.count + reads <= OrgLimits.heavySubrequests
         }
 

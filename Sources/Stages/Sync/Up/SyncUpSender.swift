@@ -18,10 +18,10 @@ struct SyncUpSender {
     let writer: (any SyncUpRecordWriter)?
     /// Checked before each phase; throws to stop the sync up (the API budget is spent).
     let checkBudget: @Sendable () async throws -> Void
-    /// The field read back, by object, from the records a Composite request of Collections
-    /// writes, by retrieves at the end of the same request (their ids referring to the writes'
-    /// results): under LEAVE_IF_CHANGED, the modification dates the org gave them. Empty: none.
-    var readBack: [String: String] = [:]
+    /// The records a Composite request of Collections reads back, by retrieves at the end of the
+    /// same request (their ids referring to the writes' results): under LEAVE_IF_CHANGED, for
+    /// the modification dates the org gave them. Empty: none.
+    var readBack = SyncUpDateReads()
     /// Shared with the senders of the other parts of a page sent side by side: a request is
     /// journaled and sent once it has a slot, and not at all once any part stopped.
     var inFlight: SyncUpInFlight.Part? = nil
@@ -568,15 +568,15 @@ struct SyncUpSender {
         return Answer(outcomes: outcomes, readBack: readBack)
     }
 
-    /// One retrieve per object of ``readBack`` among the calls' writes (deletes excepted), its
-    /// ids references to the writes' results (`@{cN[i].id}`), with the records it reads. Updates
+    /// One retrieve per object among the calls' writes that ``readBack`` reads, its ids
+    /// references to the writes' results (`@{cN[i].id}`), with the records it reads. Updates
     /// are referred to as well: the reference makes the retrieve wait for the write (a Composite
     /// request may otherwise run independent subrequests in any order).
     private func readBackRequests(_ parts: [SyncUpRequest.CollectionPart]) -> [(request: CompositeSubrequest, keys: [RecordKey])] {
-        guard !readBack.isEmpty else { return [] }
+        guard !readBack.fields.isEmpty else { return [] }
         var byObject: [(type: String, field: String, ids: [String], keys: [RecordKey])] = []
-        for (index, part) in parts.enumerated() where part.call != .delete {
-            guard let field = readBack[part.objectType] else { continue }
+        for (index, part) in parts.enumerated() {
+            guard let field = readBack.field(after: part.call, of: part.objectType) else { continue }
             let group = byObject.firstIndex { $0.type == part.objectType } ?? byObject.count
             if group == byObject.count { byObject.append((part.objectType, field, [], [])) }
             for (position, operation) in part.operations.enumerated() {
