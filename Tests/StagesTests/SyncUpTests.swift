@@ -359,6 +359,32 @@ import Testing
         #expect(!sent.isDirty && !sent.isAsCreated(dateField: "LastModifiedDate") && sent["LastModifiedDate"] == server.first?["LastModifiedDate"])
     }
 
+    /// A create whose answer was lost and that is found in the org and adopted is held as created
+    /// too (LEAVE_IF_CHANGED): changed in the org since, it is a conflict when changed here.
+    @Test func aCreateAdoptedAfterALostAnswerIsHeldAsCreated() async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: """
+            [ { "syncName": "up", "syncType": "syncUp", "soupName": "Accounts", "target": { "type": "rest" },
+                "options": { "mergeMode": "LEAVE_IF_CHANGED", "fieldlist": ["Name"] } } ]
+            """, stages: #"[ { "id": "up", "type": "syncUp", "sync": "up" } ]"#)
+        try await bench.put((1...2).map { SyncHarness.local("Account", "local_\($0)", ["Name": .string("Lost \($0)")]) }, into: "Accounts", pipeline)
+        try await bench.setFaults(["dropAfterCommitRate": 1.0])
+        let first = try await bench.run(pipeline)
+        #expect(first.exitCode == 0 && first.report.stages[0].counts["created"] == 2, "\(first.report.stages[0].counts)")
+        try await bench.setFaults([:])
+        let adopted = try await bench.entries("Accounts", pipeline)
+        #expect(adopted.count == 2 && adopted.allSatisfy { !$0.isDirty && $0.isAsCreated(dateField: "LastModifiedDate") }, "\(adopted)")
+        try await bench.advanceClock()
+        let changed = try #require(adopted.first { $0["Name"] == "Lost 1" })
+        try await bench.client.update("Account", id: changed["Id"]!.stringValue!, ["Name": "Renamed in the org"])
+        try await bench.put(adopted.map { SyncHarness.flagged($0, SyncField.locallyUpdated, ["Name": .string("\($0["Name"]!.stringValue!) here")]) },
+                            into: "Accounts", pipeline)
+        let second = try await bench.run(pipeline)
+        #expect(second.report.stages[0].counts.filter { $0.value > 0 } == ["conflicts": 1, "updated": 1], "\(second.report.stages[0].counts)")
+        #expect(try await bench.query("SELECT Name FROM Account WHERE Id = '\(changed["Id"]!.stringValue!)'").first?["Name"] == "Renamed in the org")
+    }
+
     @Test func leaveIfChangedLeavesServerChangesAlone() async throws {
         let bench = try await SyncHarness()
         defer { Task { await bench.close() } }

@@ -27,6 +27,10 @@ public struct ParentChildrenSyncUpTarget: SyncUpTarget {
         soup == parent.soupName ? parent.externalIdFieldName : children.externalIdFieldName
     }
 
+    public func modificationDateFieldName(inSoup soup: String) -> String {
+        soup == parent.soupName ? parent.modificationDateFieldName : children.modificationDateFieldName
+    }
+
     public init(parent: ParentInfo, children: ChildrenInfo, relationship: RelationshipType,
                 parentCreateFieldlist: [String]? = nil, parentUpdateFieldlist: [String]? = nil,
                 childrenCreateFieldlist: [String]? = nil, childrenUpdateFieldlist: [String]? = nil) {

@@ -33,6 +33,7 @@ extension SingleSoupSyncUpTarget {
     public var hasChildren: Bool { false }
     public func idFieldName(inSoup soup: String) -> String { idFieldName }
     public func externalIdFieldName(inSoup soup: String) -> String? { externalIdFieldName }
+    public func modificationDateFieldName(inSoup soup: String) -> String { modificationDateFieldName }
 
     public func idsOfRecordsToSyncUp(in store: SoupStore) async throws -> [Int64] {
         try await store.dirtyEntryIds(in: soupName)

@@ -143,15 +143,19 @@ struct SyncUpJournalReconciler {
                 for chunk in group.chunked(into: OrgLimits.retrieveByBody) {
                     var changes = SoupChangeSet()
                     changes.settledJournalIds = chunk.map(\.id)
-                    let dateField = "LastModifiedDate"
-                    let fields = Array(Set(chunk.flatMap(\.payload.keys)).union([dateField])).sorted()
+                    let dateFields = Set(chunk.map { target.modificationDateFieldName(inSoup: $0.soupName) })
+                    let fields = Array(Set(chunk.flatMap(\.payload.keys)).union(dateFields)).sorted()
                     let found = try? await reconciler.client.existingRecords(type, ids: chunk.compactMap(\.recordId), fields: fields)
                     for journal in chunk {
                         let key = EntryKey(soup: journal.soupName, id: journal.entryId)
                         guard let record = found?[SalesforceId.key(journal.recordId.map(JSONValue.string))], var entry = entries[key],
                               journal.payload.allSatisfy({ SyncUpValueMatch.same(sent: $0.value, stored: record[$0.key]) }),
                               journal.payload.allSatisfy({ entry[$0.key] == $0.value }) else { continue }
-                        if let date = record[dateField] { entry[dateField] = date }
+                        let dateField = target.modificationDateFieldName(inSoup: key.soup)
+                        if let date = record[dateField] {
+                            entry[dateField] = date
+                            entry[SyncField.asCreated] = nil
+                        }
                         entry.markClean()
                         entries[key] = entry
                         changes.save(entry, in: key.soup, confirmed: true)
@@ -342,7 +346,8 @@ struct SyncUpJournalReconciler {
         }
 
         /// Adopts `id` for the journaled create: the entry takes it (clean if it still holds what
-        /// was sent), and so does every entry that referenced its `local_` id.
+        /// was sent; under LEAVE_IF_CHANGED held as created, as after an answered create), and so
+        /// does every entry that referenced its `local_` id.
         mutating func adopt(_ journal: SyncJournalEntry, id: String, into changes: inout SoupChangeSet) async throws {
             let key = EntryKey(soup: journal.soupName, id: journal.entryId)
             guard var entry = entries[key] else { changes.settledJournalIds.append(journal.id); return }
@@ -360,6 +365,10 @@ struct SyncUpJournalReconciler {
                 entry[SyncField.locallyCreated] = .bool(false)
                 entry[SyncField.locallyUpdated] = .bool(true)
                 entry[SyncField.lastError] = .null
+            }
+            let dateField = target.modificationDateFieldName(inSoup: key.soup)
+            if reconciler.mergeMode == .leaveIfChanged && journal.operation == .create && SyncUpDateReads.markedAsCreated(field: dateField) {
+                entry.markAsCreated(dateField: dateField)
             }
             entries[key] = entry
             changes.save(entry, in: key.soup, confirmed: !entry.isDirty)

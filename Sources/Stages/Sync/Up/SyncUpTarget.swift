@@ -42,6 +42,9 @@ public protocol SyncUpTarget: Sendable {
     /// The external id field `soup`'s records are upserted on, if any. Default none.
     func externalIdFieldName(inSoup soup: String) -> String?
 
+    /// The field holding the org's modification date in `soup`'s entries. Default `LastModifiedDate`.
+    func modificationDateFieldName(inSoup soup: String) -> String
+
     /// Mobile SDK's `isNewerThanServer`, for LEAVE_IF_CHANGED: `true` when the local record may
     /// overwrite the org's, whose modification date is `serverModificationDate` (epoch
     /// milliseconds; `nil` when the org gives none). A record the org no longer holds is a
@@ -69,6 +72,7 @@ extension SyncUpTarget {
     }
     public func idFieldName(inSoup soup: String) -> String { "Id" }
     public func externalIdFieldName(inSoup soup: String) -> String? { nil }
+    public func modificationDateFieldName(inSoup soup: String) -> String { "LastModifiedDate" }
 
     public func passes(sharing attempts: SyncUpAttempts) -> [any SyncUpTarget]? { nil }
     public var journalSoups: Set<String>? { nil }

@@ -75,6 +75,7 @@ public struct GraphSyncUpTarget: SyncUpTarget {
 
     public func idFieldName(inSoup soup: String) -> String { object(soup)?.idFieldName ?? "Id" }
     public func externalIdFieldName(inSoup soup: String) -> String? { object(soup)?.externalIdFieldName }
+    public func modificationDateFieldName(inSoup soup: String) -> String { object(soup)?.modificationDateFieldName ?? "LastModifiedDate" }
 
     func object(_ soup: String) -> Object? { objects.first { $0.soupName == soup } }
 
