@@ -382,6 +382,49 @@ import Testing
         try await Self.expectExact(1000, prefix: "L", contacts: 1, bench: bench, pipeline)
     }
 
+    /// The daily limit stops a LEAVE_IF_CHANGED run: what the org committed is saved with the dates
+    /// its requests read back (new parents) or held as created (new children) — never with
+    /// neither, which would let a later change in the org be overwritten.
+    @Test func aStoppedPageKeepsItsDates() async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: Self.sync.replacingOccurrences(of: "OVERWRITE", with: "LEAVE_IF_CHANGED"),
+                                          stages: Self.stages("collections", maxInFlight: 1))
+        try await Self.putTrees(1000, prefix: "D", contacts: 1, bench: bench, pipeline)
+        let used = try await bench.stats()["dailyRequests"]?.integerValue ?? 0
+        try await bench.setFaults(["dailyRequestLimit": .integer(used + 2)])
+        let first = try await bench.run(pipeline)
+        try await bench.setFaults([:])
+        #expect(first.exitCode == 1 && Self.created(first) > 0 && Self.created(first) < 2000, "\(first.report.stages[0])")
+        let accounts = try await bench.entries("Accounts", pipeline).filter { !$0.isDirty }
+        let contacts = try await bench.entries("Contacts", pipeline).filter { !$0.isDirty }
+        #expect(accounts.count + contacts.count == Self.created(first))
+        #expect(!accounts.isEmpty && accounts.allSatisfy { $0["LastModifiedDate"] != nil && !$0.isAsCreated(dateField: "LastModifiedDate") })
+        #expect(!contacts.isEmpty && contacts.allSatisfy { $0.isAsCreated(dateField: "LastModifiedDate") })
+        let second = try await bench.run(pipeline)
+        #expect(second.exitCode == 0 && Self.created(first) + Self.created(second) == 2000, "\(second.report.stages[0])")
+        try await Self.expectExact(1000, prefix: "D", contacts: 1, bench: bench, pipeline)
+    }
+
+    /// The same for records sent one request each (a page in parts that wait for each other):
+    /// the request that meets the limit stops its part after others of it were created.
+    @Test(arguments: [7, 12]) func aStoppedPageOfSingleRequestsKeepsItsNewRecordsAsCreated(limit: Int) async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: """
+            [ { "syncName": "up", "syncType": "syncUp", "soupName": "Accounts", "target": { "type": "rest" },
+                "options": { "mergeMode": "LEAVE_IF_CHANGED", "fieldlist": ["Name"] } } ]
+            """, stages: #"[ { "id": "up", "type": "syncUp", "sync": "up", "maxInFlight": 1 } ]"#)
+        try await bench.put((0..<20).map { SyncHarness.local("Account", "local_\($0)", ["Name": .string("Single \($0)")]) }, into: "Accounts", pipeline)
+        let used = try await bench.stats()["dailyRequests"]?.integerValue ?? 0
+        try await bench.setFaults(["dailyRequestLimit": .integer(used + Int64(limit))])
+        let first = try await bench.run(pipeline)
+        try await bench.setFaults([:])
+        let saved = try await bench.entries("Accounts", pipeline).filter { !$0.isDirty }
+        #expect(first.exitCode == 1 && !saved.isEmpty && saved.count == Self.created(first), "\(first.report.stages[0])")
+        #expect(saved.allSatisfy { $0.isAsCreated(dateField: "LastModifiedDate") }, "\(saved.map { $0["Name"] ?? .null })")
+    }
+
     /// A spent API budget in the middle of a page sent in parts: the part that meets it stops the
     /// page, the part after it never leaves, and the next run sends the rest — each record once.
     @Test func aSpentBudgetKeepsThePartsAfterItFromLeaving() async throws {

@@ -28,7 +28,9 @@ struct SyncUpConflictChecker {
         var created: [String: JSONValue] = [:]
         var flatIds: [String: (field: String, ids: [String], asCreated: Bool)] = [:]
         var treeIds: [String: (parent: SyncUpRecord, relationship: String, childField: String, ids: [String], asCreated: Bool)] = [:]
-        func asCreated(_ record: SyncUpRecord) -> Bool { record.entry.isAsCreated(dateField: record.modificationDateField) }
+        func asCreated(_ record: SyncUpRecord) -> Bool {
+            SyncUpDateReads.markedAsCreated(field: record.modificationDateField) && record.entry.isAsCreated(dateField: record.modificationDateField)
+        }
         for tree in trees where tree.isDirty {
             if tree.parent.hasServerId, let relationship = tree.childRelationshipName, let type = tree.parent.objectType {
                 let childField = tree.children.first?.modificationDateField ?? "LastModifiedDate"
@@ -42,9 +44,9 @@ struct SyncUpConflictChecker {
                 }
             }
         }
-        /// A record's fields to read: its date, and `CreatedDate` where a record may be held as created.
+        /// A record's fields to read: its date, and `CreatedDate` where a record is held as created.
         func fields(_ field: String, _ asCreated: Bool) -> [String] {
-            asCreated && SyncUpDateReads.markedAsCreated(field: field) ? [field, Self.createdDate] : [field]
+            asCreated && field != Self.createdDate ? [field, Self.createdDate] : [field]
         }
         func note(_ record: JSONObject, _ field: String, key: String? = nil) {
             let key = key ?? SalesforceId.key(record["Id"])
@@ -82,7 +84,11 @@ struct SyncUpConflictChecker {
                 // A copy held as created is as old as the org's record was when created.
                 var dated = record
                 let heldAsCreated = asCreated(record)
-                if heldAsCreated, let date = created[SalesforceId.key(record.entry[record.idField])] {
+                if heldAsCreated {
+                    guard let date = created[SalesforceId.key(record.entry[record.idField])] else {
+                        conflicts[index] = "\(record.objectType ?? "record") \(record.id ?? "") is held as created, but the org gave no CreatedDate to compare"
+                        break
+                    }
                     dated.entry[record.modificationDateField] = date
                 }
                 if !target.isNewerThanServer(dated, serverModificationDate: found) {

@@ -581,8 +581,12 @@ struct SyncUpEngine {
             do {
                 try await sender.send(phases, into: &results)
             } catch {
-                // Save what the org confirmed before stopping.
+                // Save what the org confirmed before stopping, with the dates known without a request.
                 _ = applier.apply(results.outcomes, kinds: kinds, to: &trees, removed: &removed, final: &final, allowRerun: false)
+                if settings.mergeMode == .leaveIfChanged && !settings.dryRun {
+                    applyKnownDates(&trees, final: final, kinds: kinds,
+                                    readBack: writtenAgain.isEmpty ? results.readBack : results.readBack.filter { !writtenAgain.contains($0.key.tree) })
+                }
                 _ = try await commitEvenIfStopping(trees, final: final, kinds: kinds, sent: sent, removed: removed, results: results,
                                              asRead: asRead, tally: &tally)
                 throw error
@@ -730,21 +734,7 @@ struct SyncUpEngine {
     private func refreshModificationDates(_ trees: inout [SyncUpTree], final: [RecordKey: SyncUpOutcome],
                                           kinds: [RecordKey: SyncUpOperation.Kind], readBack: [RecordKey: JSONObject],
                                           answered: (@Sendable () -> Void)?, inFlight: SyncUpInFlight.Part?) async throws {
-        var wanted: [String: (field: String, keys: [RecordKey])] = [:]
-        for (key, outcome) in final where outcome.isSuccess {
-            let record = trees[key.tree][key.child]
-            guard record.hasServerId, let type = record.objectType, !record.isDirty else { continue }
-            if let date = readBack[key]?[record.modificationDateField], date != .null {
-                trees[key.tree][key.child].entry[record.modificationDateField] = date
-                trees[key.tree][key.child].entry[SyncField.asCreated] = nil
-                continue
-            }
-            if kinds[key] == .create && SyncUpDateReads.markedAsCreated(field: record.modificationDateField) {
-                trees[key.tree][key.child].entry.markAsCreated(dateField: record.modificationDateField)
-                continue
-            }
-            wanted[type, default: (record.modificationDateField, [])].keys.append(key)
-        }
+        let wanted = applyKnownDates(&trees, final: final, kinds: kinds, readBack: readBack)
         guard !wanted.isEmpty else {
             answered?()
             return
@@ -764,6 +754,35 @@ struct SyncUpEngine {
                 }
             }
         }
+    }
+
+    /// The part of ``refreshModificationDates`` that needs no request: the dates read back, and the
+    /// ``SyncField/asCreated`` mark of records created with nothing written after them that the
+    /// org might change them for (their children; a target's own writer, which may not create at
+    /// all). Returns the records whose dates are still to read, by object. Also what a page that
+    /// stops keeps, so that nothing it created is saved with neither a date nor the mark.
+    @discardableResult
+    private func applyKnownDates(_ trees: inout [SyncUpTree], final: [RecordKey: SyncUpOutcome], kinds: [RecordKey: SyncUpOperation.Kind],
+                                 readBack: [RecordKey: JSONObject]) -> [String: (field: String, keys: [RecordKey])] {
+        let withChildWrites = Set(kinds.keys.lazy.filter { $0.child != nil }.map(\.tree))
+        let ownWriter = target is any SyncUpRecordWriter
+        var wanted: [String: (field: String, keys: [RecordKey])] = [:]
+        for (key, outcome) in final where outcome.isSuccess {
+            let record = trees[key.tree][key.child]
+            guard record.hasServerId, let type = record.objectType, !record.isDirty else { continue }
+            if let date = readBack[key]?[record.modificationDateField], date != .null {
+                trees[key.tree][key.child].entry[record.modificationDateField] = date
+                trees[key.tree][key.child].entry[SyncField.asCreated] = nil
+                continue
+            }
+            if kinds[key] == .create, !ownWriter, key.child != nil || !withChildWrites.contains(key.tree),
+               SyncUpDateReads.markedAsCreated(field: record.modificationDateField) {
+                trees[key.tree][key.child].entry.markAsCreated(dateField: record.modificationDateField)
+                continue
+            }
+            wanted[type, default: (record.modificationDateField, [])].keys.append(key)
+        }
+        return wanted
     }
 
     /// Saves the page: entries changed, entries removed, what the org confirmed, settled journal

@@ -367,7 +367,10 @@ struct SyncUpJournalReconciler {
                 entry[SyncField.lastError] = .null
             }
             let dateField = target.modificationDateFieldName(inSoup: key.soup)
-            if reconciler.mergeMode == .leaveIfChanged && journal.operation == .create && SyncUpDateReads.markedAsCreated(field: dateField) {
+            // Not a parent whose children may have been written after it (the org may have changed
+            // it on their account), nor a write of the target's own (which may not create at all).
+            if reconciler.mergeMode == .leaveIfChanged && journal.operation == .create && !(target is any SyncUpRecordWriter)
+                && (journal.link != nil || !target.hasChildren) && SyncUpDateReads.markedAsCreated(field: dateField) {
                 entry.markAsCreated(dateField: dateField)
             }
             entries[key] = entry

@@ -173,8 +173,10 @@ struct SyncUpPacker {
                     calls.append((kind, 1))
                 }
             }
-            let reads = readBack.fields.isEmpty ? 0
-                : Set(calls.lazy.filter { readBack.field(after: $0.kind.call, of: $0.kind.objectType) != nil }.map(\.kind.objectType)).count
+            let withChildren = calls.contains { !$0.kind.parents }
+            let reads = readBack.fields.isEmpty ? 0 : Set(calls.lazy.filter {
+                readBack.field(after: $0.kind.call, of: $0.kind.objectType, parentsOfChildren: $0.kind.parents && withChildren) != nil
+            }.map(\.kind.objectType)).count
             return calls.count + reads <= OrgLimits.heavySubrequests
         }
 
