@@ -103,6 +103,25 @@ import Testing
         #expect(!entry.isDirty && !SyncField.isLocalId(entry["Id"]?.stringValue ?? "local_"))
     }
 
+    /// Under LEAVE_IF_CHANGED the records a target's own `createOnServer` wrote are read back, not
+    /// held as created (it may have matched a record rather than created one); so is one whose
+    /// answer was lost and that the journal found.
+    @Test(arguments: [false, true]) func recordsATargetWritesItselfAreReadBack(loseFirstAnswer: Bool) async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: Self.sync("DescribedAccounts", mergeMode: "LEAVE_IF_CHANGED"), stages: Self.stages,
+                                          registry: Self.registry(Calls(), loseFirstAnswer: loseFirstAnswer))
+        try await bench.put([SyncHarness.local("Account", "local_1", ["Name": "Written by the target"])], into: "Accounts", pipeline)
+        let outcome = try await bench.run(pipeline)
+        #expect(outcome.exitCode == 0 && outcome.report.stages[0].counts["created"] == 1, "\(outcome.report.stages[0])")
+        let entry = try #require(try await bench.entries("Accounts", pipeline).first)
+        let server = try await bench.query("SELECT LastModifiedDate FROM Account WHERE Id = '\(entry["Id"]?.stringValue ?? "")'")
+        #expect(!entry.isDirty && !entry.isAsCreated(dateField: "LastModifiedDate"))
+        if !loseFirstAnswer {
+            #expect(entry["LastModifiedDate"] != nil && entry["LastModifiedDate"] == server.first?["LastModifiedDate"], "\(entry)")
+        }
+    }
+
     @Test func isNewerThanServerDecidesLeaveIfChanged() async throws {
         let bench = try await SyncHarness()
         defer { Task { await bench.close() } }
