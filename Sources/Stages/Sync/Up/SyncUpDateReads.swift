@@ -16,11 +16,15 @@ struct SyncUpDateReads: Sendable {
     /// marked ``SyncField/asCreated`` rather than read back.
     static func markedAsCreated(field: String) -> Bool { field == createdField }
 
-    /// The field to read back after `call` writes records of `objectType`, `parentsOfChildren`
-    /// when the call writes parents whose children's calls follow it in the same request; `nil`
-    /// for none (deletes, and creates of an object marked as created).
-    func field(after call: SyncUpRequest.CollectionCall, of objectType: String, parentsOfChildren: Bool) -> String? {
-        guard call != .delete, let field = fields[objectType] else { return nil }
-        return call == .create && !parentsOfChildren && Self.markedAsCreated(field: field) ? nil : field
+    /// For each Collections call of one request, in order, the field read back after it; `nil` for
+    /// none (deletes, and creates of an object marked as created that are not parents of children
+    /// written in the same request). The packer counts its slots by it, the sender its retrieves.
+    func fields(after calls: [(call: SyncUpRequest.CollectionCall, objectType: String, parents: Bool)]) -> [String?] {
+        guard !fields.isEmpty else { return calls.map { _ in nil } }
+        let withChildren = calls.contains { !$0.parents }
+        return calls.map { call, objectType, parents in
+            guard call != .delete, let field = fields[objectType] else { return nil }
+            return call == .create && !(parents && withChildren) && Self.markedAsCreated(field: field) ? nil : field
+        }
     }
 }

@@ -537,6 +537,10 @@ struct SyncUpEngine {
         // later pass): a date read back by an earlier request may be stale, so theirs are read after.
         var writtenAgain = Set<Int>()
         let readBack = SyncUpDateReads(fields: readsBack(transport) ? Self.dateFields(trees) : [:])
+        /// The dates read back by the requests that wrote them, but for trees written again since.
+        func freshReadBack() -> [RecordKey: JSONObject] {
+            writtenAgain.isEmpty ? results.readBack : results.readBack.filter { !writtenAgain.contains($0.key.tree) }
+        }
         // A record deleted on the server is re-created in a later pass; a re-created parent can
         // reveal a child deleted on the server too, hence up to two extra passes, and no more.
         for pass in 0..<3 {
@@ -584,8 +588,7 @@ struct SyncUpEngine {
                 // Save what the org confirmed before stopping, with the dates known without a request.
                 _ = applier.apply(results.outcomes, kinds: kinds, to: &trees, removed: &removed, final: &final, allowRerun: false)
                 if settings.mergeMode == .leaveIfChanged && !settings.dryRun {
-                    applyKnownDates(&trees, final: final, kinds: kinds,
-                                    readBack: writtenAgain.isEmpty ? results.readBack : results.readBack.filter { !writtenAgain.contains($0.key.tree) })
+                    applyKnownDates(&trees, final: final, kinds: kinds, readBack: freshReadBack())
                 }
                 _ = try await commitEvenIfStopping(trees, final: final, kinds: kinds, sent: sent, removed: removed, results: results,
                                              asRead: asRead, tally: &tally)
@@ -608,8 +611,7 @@ struct SyncUpEngine {
             pending = passResult.rerun
         }
         if settings.mergeMode == .leaveIfChanged && !settings.dryRun {
-            let readBack = writtenAgain.isEmpty ? results.readBack : results.readBack.filter { !writtenAgain.contains($0.key.tree) }
-            try await refreshModificationDates(&trees, final: final, kinds: kinds, readBack: readBack, answered: answered, inFlight: inFlight)
+            try await refreshModificationDates(&trees, final: final, kinds: kinds, readBack: freshReadBack(), answered: answered, inFlight: inFlight)
         } else {
             answered?()
         }

@@ -173,10 +173,8 @@ struct SyncUpPacker {
                     calls.append((kind, 1))
                 }
             }
-            let withChildren = calls.contains { !$0.kind.parents }
-            let reads = readBack.fields.isEmpty ? 0 : Set(calls.lazy.filter {
-                readBack.field(after: $0.kind.call, of: $0.kind.objectType, parentsOfChildren: $0.kind.parents && withChildren) != nil
-            }.map(\.kind.objectType)).count
+            let read = readBack.fields(after: calls.map { ($0.kind.call, $0.kind.objectType, $0.kind.parents) })
+            let reads = Set(zip(calls, read).lazy.filter { $1 != nil }.map(\.0.kind.objectType)).count
             return calls.count + reads <= OrgLimits.heavySubrequests
         }
 

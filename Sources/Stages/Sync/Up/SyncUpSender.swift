@@ -575,9 +575,9 @@ struct SyncUpSender {
     private func readBackRequests(_ parts: [SyncUpRequest.CollectionPart]) -> [(request: CompositeSubrequest, keys: [RecordKey])] {
         guard !readBack.fields.isEmpty else { return [] }
         var byObject: [(type: String, field: String, ids: [String], keys: [RecordKey])] = []
-        let withChildren = parts.contains { !$0.parents }
+        let read = readBack.fields(after: parts.map { ($0.call, $0.objectType, $0.parents) })
         for (index, part) in parts.enumerated() {
-            guard let field = readBack.field(after: part.call, of: part.objectType, parentsOfChildren: part.parents && withChildren) else { continue }
+            guard let field = read[index] else { continue }
             let group = byObject.firstIndex { $0.type == part.objectType } ?? byObject.count
             if group == byObject.count { byObject.append((part.objectType, field, [], [])) }
             for (position, operation) in part.operations.enumerated() {
