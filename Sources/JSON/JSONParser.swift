@@ -77,6 +77,22 @@ public struct JSONParser {
         }
         return try parser.parseObject(depth: 1, keeping: names)
     }
+
+    /// The members of a document that is one object, each as the byte ranges of its name (between
+    /// the quotes, escapes as written) and of its value, neither built nor checked beyond finding
+    /// its end: for rewriting a few members of documents a program wrote itself, the others
+    /// copied as they are.
+    public static func members(of bytes: [UInt8]) throws(JSONSyntaxError) -> [(name: Range<Int>, value: Range<Int>)] {
+        var parser = Parser(bytes: bytes)
+        parser.skipWhitespace()
+        guard parser.index < parser.bytes.count, parser.bytes[parser.index] == UInt8(ascii: "{") else {
+            throw parser.error("expected an object")
+        }
+        let members = try parser.members(depth: 1)
+        parser.skipWhitespace()
+        if parser.index < parser.bytes.count { throw parser.error("unexpected \(parser.describe(parser.bytes[parser.index])) after the end of the document") }
+        return members
+    }
 }
 
 private struct Parser {
@@ -277,6 +293,29 @@ private struct Parser {
             if object.count == keys.count { return object }
         } while try objectContinues()
         return object
+    }
+
+    /// The members of the object at `index`: the ranges of each one's name and value.
+    mutating func members(depth: Int) throws(JSONSyntaxError) -> [(name: Range<Int>, value: Range<Int>)] {
+        index += 1
+        var members: [(name: Range<Int>, value: Range<Int>)] = []
+        members.reserveCapacity(16)
+        skipWhitespace()
+        if index < bytes.count && bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            return members
+        }
+        repeat {
+            try expectMemberName()
+            let nameStart = index + 1
+            try skipString()
+            let name = nameStart..<index - 1
+            try expectColon()
+            let valueStart = index
+            try skipValue(depth: depth)
+            members.append((name, valueStart..<index))
+        } while try objectContinues()
+        return members
     }
 
     /// Steps over one value without building it (strings are scanned for their closing quote,

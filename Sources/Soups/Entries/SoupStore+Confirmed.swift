@@ -49,12 +49,14 @@ extension JSONObject {
     }
 
     /// Whether a member is record data: not `attributes`, a `_soup…` field or a `__…__` sync field.
-    public static func isDataField(_ key: String) -> Bool {
+    public static func isDataField(_ key: String) -> Bool { isDataField(utf8: key.utf8) }
+
+    /// ``isDataField(_:)`` of a name given as its UTF-8 bytes.
+    public static func isDataField(utf8: some BidirectionalCollection<UInt8>) -> Bool {
         // Read as bytes (called for every member of every entry a sync down or up stores): a
         // field name starts with a letter, and only `attributes` and `_…` names need a look.
-        let utf8 = key.utf8
         guard let first = utf8.first else { return true }
-        if first == UInt8(ascii: "a") { return key != "attributes" }
+        if first == UInt8(ascii: "a") { return !utf8.elementsEqual("attributes".utf8) }
         guard first == UInt8(ascii: "_") else { return true }
         let underscore = UInt8(ascii: "_")
         if utf8.starts(with: "_soup".utf8) { return false }

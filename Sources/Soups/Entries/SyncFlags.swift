@@ -25,6 +25,15 @@ public enum SyncField {
 
     /// `true` when `id` was made locally and has no server id yet.
     public static func isLocalId(_ id: String) -> Bool { id.hasPrefix(localIdPrefix) }
+
+    /// The fields ``JSONObject/markClean()`` writes, with their values (for writers that set
+    /// fields without an object, such as ``SoupPatch``).
+    public static let cleanValues: [(name: String, value: JSONValue)] = flags.map { ($0, .bool(false)) } + [(lastError, .null)]
+
+    /// The fields ``JSONObject/markAsCreated(dateField:)`` writes (`nil`: removed).
+    public static func asCreatedValues(dateField: String) -> [(name: String, value: JSONValue?)] {
+        [(dateField, nil), (asCreated, .bool(true))]
+    }
 }
 
 extension JSONObject {
@@ -47,15 +56,13 @@ extension JSONObject {
 
     /// Clears the four flags and `__last_error__`, as Mobile Sync's `cleanRecord` does.
     public mutating func markClean() {
-        for flag in SyncField.flags { self[flag] = .bool(false) }
-        self[SyncField.lastError] = .null
+        for (name, value) in SyncField.cleanValues { self[name] = value }
     }
 
     /// Marks the entry as holding its record as created (``SyncField/asCreated``), dropping any
     /// modification date it held in `dateField`.
     public mutating func markAsCreated(dateField: String) {
-        self[dateField] = nil
-        self[SyncField.asCreated] = .bool(true)
+        for (name, value) in SyncField.asCreatedValues(dateField: dateField) { self[name] = value }
     }
 
     /// `true` when the entry holds its record as created and no modification date of its own.

@@ -15,6 +15,8 @@ extension SyncUpEngine {
         /// Runs of writes into consecutive rows of one job with consecutive journal entries (a page
         /// makes a few): a page of a million-record sync keeps 8 bytes a write, not a ticket each.
         var runs: [(soup: Int32, first: SyncUpBulkJobs.Ticket, count: Int32)] = []
+        /// Set when every write is a plain create (see ``SpooledCreates``).
+        var creates: SpooledCreates?
 
         mutating func append(soup: Int32, entryId: Int64, ticket: SyncUpBulkJobs.Ticket) {
             entryIds.append(entryId)
@@ -37,6 +39,46 @@ extension SyncUpEngine {
                 }
             }
             return writes
+        }
+    }
+
+    /// What saving a page of plain creates — one record each, no children, no reference, no
+    /// conflict — needs once its jobs end, without loading its entries again (see `saveCreates`).
+    struct SpooledCreates {
+        var objectType: String
+        var idField: String
+        var dateField: String
+        /// The fields sent, in the order a result file lists them.
+        var fields: [String]
+        /// The entries' `_soupLastModifiedDate`s as spooled, in runs in the order of the writes:
+        /// an entry changed since is saved the general way.
+        var lastModified: [(value: Int64, count: Int32)] = []
+
+        mutating func append(lastModified value: Int64) {
+            if let last = lastModified.last, last.value == value {
+                lastModified[lastModified.count - 1].count += 1
+            } else {
+                lastModified.append((value, 1))
+            }
+        }
+
+        /// The date of each write, in order.
+        var lastModifiedValues: [Int64] { lastModified.flatMap { repeatElement($0.value, count: Int($0.count)) } }
+
+        /// Adds `plan` of `tree` to `creates`; `false` when it is not a plain create like the
+        /// page's others.
+        static func add(_ plan: SyncUpPlanner.TreePlan, of tree: SyncUpTree, to creates: inout SpooledCreates?,
+                        fieldsSeen: inout Set<String>) -> Bool {
+            let record = tree.parent
+            guard tree.children.isEmpty, plan.settled.isEmpty, plan.operations.count == 1, let operation = plan.operations.first,
+                  operation.kind == .create, let objectType = record.objectType else { return false }
+            if creates == nil {
+                creates = SpooledCreates(objectType: objectType, idField: record.idField, dateField: record.modificationDateField, fields: [])
+            }
+            guard creates!.objectType == objectType, creates!.idField == record.idField,
+                  creates!.dateField == record.modificationDateField else { return false }
+            for name in operation.fields.keys where fieldsSeen.insert(name).inserted { creates!.fields.append(name) }
+            return true
         }
     }
 
@@ -114,13 +156,34 @@ extension SyncUpEngine {
             ? try await SyncUpConflictChecker(client: client, target: target).conflicts(in: trees) : [:]
         var operations: [SyncUpOperation] = []
         let planner = SyncUpPlanner()
+        // Whether every tree is a plain create, with the date of each entry.
+        var creates: SpooledCreates?
+        var plainCreates = conflicts.isEmpty
+        var fieldsSeen = Set<String>()
+        var lastModified: [Int64: Int64] = [:]
         for index in trees.indices where conflicts[index] == nil {
-            operations += planner.plan(&trees[index], index: index).operations
+            let plan = planner.plan(&trees[index], index: index)
+            operations += plan.operations
+            guard plainCreates else { continue }
+            let record = trees[index].parent
+            if let date = record.entry[SyncField.soupLastModifiedDate]?.integerValue,
+               SpooledCreates.add(plan, of: trees[index], to: &creates, fieldsSeen: &fieldsSeen) {
+                lastModified[record.entryId] = date
+            } else {
+                plainCreates = false
+            }
         }
         var spooled = SpooledPage(ids: page, conflicts: SyncUpConflictChecker.byRoot(conflicts, in: trees))
         var soups: [String: Int32] = [:]
         let tickets = try await jobs.add(operations, checkBudget: budgetCheck)
         spooled.entryIds.reserveCapacity(tickets.count)
+        if plainCreates, var creates {
+            for (operation, _) in tickets {
+                guard let date = lastModified[operation.entryId] else { break }
+                creates.append(lastModified: date)
+            }
+            if creates.lastModified.reduce(0, { $0 + Int($1.count) }) == tickets.count { spooled.creates = creates }
+        }
         for (operation, ticket) in tickets {
             let soup: Int32
             if let known = soups[operation.soup] {
@@ -178,57 +241,53 @@ extension SyncUpEngine {
     }
 
     /// Saves the usual Bulk page — every write a create the org made, with no conflict, nothing
-    /// held back and no reference to carry the new ids elsewhere — without the general passes:
-    /// each entry takes its new id and is marked clean (under LEAVE_IF_CHANGED, held as created),
-    /// its journal entry settled, exactly as those passes would leave it. Any other page (a single
-    /// write that is not such a create is enough) returns `nil` with nothing done, for the general
-    /// passes to save.
+    /// held back and no reference to carry the new ids elsewhere — without the general passes or
+    /// loading its entries again: each entry's JSON is patched in place (``SoupStore/patch(_:)``)
+    /// with its new id, marked clean (under LEAVE_IF_CHANGED, held as created) and its data
+    /// recorded as confirmed, its journal entry settled, exactly as those passes would leave it.
+    /// Any other page (a single write that is not such a create is enough, or an entry changed
+    /// since it was spooled) returns `nil` with nothing done, for the general passes to save.
     private func saveCreates(_ page: SpooledPage, results: [Int32: Result<BulkIngestResult, any Error>], heldBack: [String: Set<Int64>],
                              tally: inout Tally) async throws -> PageOutcome? {
         guard !settings.dryRun, !target.hasChildren, target.references.isEmpty, page.conflicts.isEmpty,
-              page.soups.count == 1, page.entryIds.count == page.ids.count else { return nil }
+              page.soups.count == 1, page.entryIds.count == page.ids.count, let creates = page.creates else { return nil }
         let leaveIfChanged = settings.mergeMode == .leaveIfChanged
+        if leaveIfChanged && !SyncUpDateReads.markedAsCreated(field: creates.dateField) { return nil }
         let soup = page.soups[0]
         if let held = heldBack[soup], page.ids.contains(where: held.contains) { return nil }
-        var tickets: [Int64: SyncUpBulkJobs.Ticket] = [:]
-        tickets.reserveCapacity(page.entryIds.count)
-        for write in page.writes { tickets[write.entryId] = write.ticket }
-        var trees = try await target.trees(for: page.ids, in: store)
-        guard trees.count == page.ids.count else { return nil }
-        var changes = SoupChangeSet()
-        changes.confirmEverySave = [soup]
-        changes.settledJournalIds.reserveCapacity(trees.count)
-        var rows: [SyncUpResultFiles.Row] = []
-        rows.reserveCapacity(trees.count)
-        let planner = SyncUpPlanner()
-        for index in trees.indices {
-            guard trees[index].children.isEmpty, trees[index].parent.soup == soup, let ticket = tickets[trees[index].parent.entryId],
-                  case .success(let result)? = results[ticket.job] else { return nil }
-            let stored = trees[index].parent.entry
-            let plan = planner.plan(&trees[index], index: index)
-            guard plan.settled.isEmpty, plan.operations.count == 1, let operation = plan.operations.first, operation.kind == .create,
-                  case .succeeded(let id?) = SyncUpSender.bulkOutcome(result.rows[Int(ticket.row)], of: operation, in: result) else { return nil }
-            var record = trees[index].parent
-            if leaveIfChanged && !SyncUpDateReads.markedAsCreated(field: record.modificationDateField) { return nil }
-            let localId = record.id.flatMap { SyncField.isLocalId($0) ? $0 : nil }
-            record.id = id
-            record.entry.markClean()
-            if leaveIfChanged { record.entry.markAsCreated(dateField: record.modificationDateField) }
-            changes.save(record.entry, in: soup, replacing: stored)
-            changes.settledJournalIds.append(ticket.journalId)
-            rows.append(SyncUpResultFiles.Row(
-                kind: .success, object: record.objectType ?? "unknown", operation: SyncUpOperation.Kind.create.rawValue,
-                entryId: record.entryId, localId: localId, id: record.hasServerId ? record.id : nil, errorCode: nil, errorMessage: nil,
-                fields: operation.fields, soup: soup))
+        var patch = SoupPatch(soup: soup, fields: SyncField.cleanValues.map { ($0.name, $0.value) }
+                                  + (leaveIfChanged ? SyncField.asCreatedValues(dateField: creates.dateField) : []),
+                              valueField: creates.idField)
+        patch.confirming = true
+        patch.reading = [creates.idField] + creates.fields
+        patch.entries.reserveCapacity(page.entryIds.count)
+        patch.settledJournalIds.reserveCapacity(page.entryIds.count)
+        for (write, lastModified) in zip(page.writes, creates.lastModifiedValues) {
+            guard case .success(let result)? = results[write.ticket.job],
+                  case .succeeded(let id?) = SyncUpSender.bulkOutcome(result.rows[Int(write.ticket.row)], kind: .create, recordId: nil, in: result)
+            else { return nil }
+            patch.entries.append(SoupPatch.Entry(id: write.entryId, lastModified: lastModified, value: .string(id)))
+            patch.settledJournalIds.append(write.ticket.journalId)
         }
         // In a task of its own, as every page's save: what the org confirmed is saved even when
         // the run is being stopped.
-        let (store, changesToSave) = (store, changes)
-        try await Task { try await store.apply(changesToSave) }.value
+        let (store, patchToApply) = (store, patch)
+        guard let read = try await Task(operation: { try await store.patch(patchToApply) }).value else { return nil }
+        var rows: [SyncUpResultFiles.Row] = []
+        rows.reserveCapacity(read.count)
         var pageTally = Tally()
-        for row in rows {
-            pageTally.settle(SyncUpJournalReconciler.EntryKey(soup: soup, id: row.entryId))
-            pageTally.result.add(StageCounts.created, object: row.object)
+        for (entry, values) in zip(patch.entries, read) {
+            var fields = JSONObject()
+            fields.reserveCapacity(creates.fields.count)
+            for (name, value) in zip(creates.fields, values.dropFirst()) {
+                if let value { fields[name] = value }
+            }
+            let localId = values[0]?.stringValue.flatMap { SyncField.isLocalId($0) ? $0 : nil }
+            rows.append(SyncUpResultFiles.Row(
+                kind: .success, object: creates.objectType, operation: SyncUpOperation.Kind.create.rawValue, entryId: entry.id,
+                localId: localId, id: entry.value.stringValue, errorCode: nil, errorMessage: nil, fields: fields, soup: soup))
+            pageTally.settle(SyncUpJournalReconciler.EntryKey(soup: soup, id: entry.id))
+            pageTally.result.add(StageCounts.created, object: creates.objectType)
         }
         tally.merge(pageTally)
         try await files.add(rows)

@@ -623,6 +623,11 @@ struct SyncUpSender {
 
     /// A record's outcome from its row of a Bulk job's results.
     static func bulkOutcome(_ row: BulkIngestResult.Row, of operation: SyncUpOperation, in result: BulkIngestResult) -> SyncUpOutcome {
+        bulkOutcome(row, kind: operation.kind, recordId: operation.recordId, in: result)
+    }
+
+    /// ``bulkOutcome(_:of:in:)`` of an operation known by its kind and record id.
+    static func bulkOutcome(_ row: BulkIngestResult.Row, kind: SyncUpOperation.Kind, recordId: String?, in result: BulkIngestResult) -> SyncUpOutcome {
         // A job that completed processed every row: one its results do not account for may have been applied.
         if !row.processed && result.state == "JobComplete" {
             return .uncertain("Bulk job \(result.jobId) completed, but its results have no row matching this record's")
@@ -632,7 +637,7 @@ struct SyncUpSender {
                 message: "Bulk job \(result.jobId) ended \(result.state) before processing this record\(result.errorMessage.map { ": \($0)" } ?? "")"))
         }
         if let error = row.error { return .failed(SyncUpError(bulkError: error)) }
-        let id = row.id ?? operation.recordId
-        return operation.kind == .upsert && !row.created ? .matched(id: id) : .succeeded(id: id)
+        let id = row.id ?? recordId
+        return kind == .upsert && !row.created ? .matched(id: id) : .succeeded(id: id)
     }
 }

@@ -1,0 +1,170 @@
+import Foundation
+import GRDB
+import JSON
+
+extension SoupStore {
+    /// Writes a patch's fields into its entries, in one transaction with its journal entries'
+    /// settling, and returns the values of the fields it reads, entry by entry (`nil`: absent).
+    ///
+    /// Returns `nil`, with nothing written, when the patch cannot be applied as it stands: an
+    /// entry is gone or changed since its caller read it, the soup indexes a path below a patched
+    /// field (or a patched field in full text, or `_soupLastModifiedDate`), or an entry's text is
+    /// not the store's own (a member name written with escapes, a field twice). The caller then
+    /// writes the entries the usual way.
+    public func patch(_ patch: SoupPatch) async throws -> [[JSONValue?]]? {
+        do {
+            return try await pool.write { db in try self.patch(patch, db) }
+        } catch is PatchRefused {
+            return nil
+        }
+    }
+
+    /// Thrown inside the transaction to roll it back when the patch cannot be applied.
+    private struct PatchRefused: Error {}
+
+    private func patch(_ patch: SoupPatch, _ db: Database) throws -> [[JSONValue?]] {
+        let table = try SoupTable.load(db, soupName: patch.soup)
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        // The members written, by name: the common fields, the entry's own, then the date the store keeps.
+        let names = patch.fields.map(\.name) + [patch.valueField, SyncField.soupLastModifiedDate]
+        var values: [[UInt8]?] = patch.fields.map { field in field.value.map { Array($0.jsonString.utf8) } }
+        values.append(nil)
+        values.append(Array(String(now).utf8))
+        let ownValue = patch.fields.count
+        let reserved: Set<String> = [SyncField.soupEntryId, SyncField.soupLastModifiedDate, SyncField.soupCreatedDate]
+        guard Set(names).count == names.count, names.dropLast().allSatisfy({ !reserved.contains($0) && Self.isPlainName($0) }) else {
+            throw PatchRefused()
+        }
+        // The columns that change: `_local` with `__local__`, and the index column of each patched field.
+        var columns: [(name: String, field: Int, type: IndexType?)] = []
+        if let local = names.firstIndex(of: SyncField.local) { columns.append(("_local", local, nil)) }
+        var filters: [(filter: SoupValueFilter, field: Int, type: IndexType)] = []
+        let tracked = valueFilters(for: table)
+        var valueIndex = 0
+        for (index, column) in zip(table.spec.indexes, table.columns) {
+            defer { if column != nil { valueIndex += 1 } }
+            let head = String(index.path.prefix { $0 != "." })
+            guard let field = names.firstIndex(of: head) else { continue }
+            if head != index.path || index.type == .fullText || head == SyncField.soupLastModifiedDate { throw PatchRefused() }
+            guard let column else { continue }
+            columns.append((column, field, index.type))
+            for (filter, position) in tracked where position == valueIndex { filters.append((filter, field, index.type)) }
+        }
+        let fieldValues = patch.fields.map(\.value) + [nil, .integer(now)]
+        let select = try RawStatement(db, sql: "SELECT soup FROM \(table.tableName) WHERE id = ? AND lastModified = ?")
+        let set = ["soup", "lastModified"] + columns.map(\.name) + (patch.confirming ? ["_confirmed"] : [])
+        let update = try RawStatement(db, sql: "UPDATE \(table.tableName) SET \(set.map { "\($0) = ?" }.joined(separator: ", ")) WHERE id = ?")
+        let nameBytes = names.map { Array($0.utf8) }
+        let readBytes = patch.reading.map { Array($0.utf8) }
+        var text: [UInt8] = []
+        var patched: [UInt8] = []
+        var confirmed: [UInt8] = []
+        var read: [[JSONValue?]] = []
+        read.reserveCapacity(patch.entries.count)
+        var full: [SoupValueFilter] = []
+        for entry in patch.entries {
+            select.bind(entry.id, at: 1)
+            select.bind(entry.lastModified, at: 2)
+            var found = false
+            try select.forEachRow { row in
+                text.removeAll(keepingCapacity: true)
+                text.append(contentsOf: row.text(0))
+                found = true
+            }
+            guard found else { throw PatchRefused() }
+            values[ownValue] = Array(entry.value.jsonString.utf8)
+            read.append(try Self.rewrite(text, names: nameBytes, values: values, reading: readBytes, into: &patched,
+                                         confirming: patch.confirming, confirmed: &confirmed))
+            update.bind(text: patched, at: 1)
+            update.bind(now, at: 2)
+            var parameter: Int32 = 2
+            for column in columns {
+                parameter += 1
+                let value = column.field == ownValue ? entry.value : fieldValues[column.field]
+                if let type = column.type {
+                    update.bind(SoupTable.columnValue(value, type: type), at: parameter)
+                } else {
+                    update.bind((value?.isTruthy ?? false) ? 1 : 0, at: parameter)
+                }
+            }
+            if patch.confirming {
+                parameter += 1
+                update.bind(text: confirmed, at: parameter)
+            }
+            update.bind(entry.id, at: parameter + 1)
+            try update.execute()
+            for (filter, field, type) in filters {
+                let value = field == ownValue ? entry.value : fieldValues[field]
+                if filter.insert(SoupTable.columnValue(value, type: type)), !full.contains(where: { $0 === filter }) { full.append(filter) }
+            }
+        }
+        for filter in full { try filter.rebuild(db) }
+        try Self.removeFromJournal(ids: patch.settledJournalIds, db)
+        return read
+    }
+
+    /// Writes `text` (an object) into `output` with the members named in `names` given `values`
+    /// (`nil`: removed; those not met added before `_soupEntryId`, else at the end; the last name
+    /// is the store's `_soupLastModifiedDate`), the others copied; with `confirming`,
+    /// the data fields of the result into it too. Returns the values of the members `reading`
+    /// names, as they were in `text`.
+    private static func rewrite(_ text: [UInt8], names: [[UInt8]], values: [[UInt8]?], reading: [[UInt8]],
+                                into output: inout [UInt8], confirming: Bool, confirmed: inout [UInt8]) throws -> [JSONValue?] {
+        guard let members = try? JSONParser.members(of: text) else { throw PatchRefused() }
+        output.removeAll(keepingCapacity: true)
+        output.append(UInt8(ascii: "{"))
+        confirmed.removeAll(keepingCapacity: true)
+        confirmed.append(UInt8(ascii: "{"))
+        var read = [JSONValue?](repeating: nil, count: reading.count)
+        var met = [Bool](repeating: false, count: names.count)
+        func append(_ name: ArraySlice<UInt8>, _ value: ArraySlice<UInt8>) {
+            if output.count > 1 { output.append(UInt8(ascii: ",")) }
+            Self.appendMember(name, value, to: &output)
+            if confirming && JSONObject.isDataField(utf8: name) {
+                if confirmed.count > 1 { confirmed.append(UInt8(ascii: ",")) }
+                Self.appendMember(name, value, to: &confirmed)
+            }
+        }
+        let entryId = Array(SyncField.soupEntryId.utf8)
+        for member in members {
+            let name = text[member.name]
+            if name.contains(UInt8(ascii: "\\")) { throw PatchRefused() }
+            // New members go before the two the store keeps last (its own date is patched in place).
+            if name.elementsEqual(entryId) {
+                for position in names.indices.dropLast() where !met[position] {
+                    met[position] = true
+                    if let value = values[position] { append(names[position][...], value[...]) }
+                }
+            }
+            if let position = reading.firstIndex(where: { $0.elementsEqual(name) }) {
+                guard let value = try? JSONParser.parse(text[member.value]).value else { throw PatchRefused() }
+                read[position] = value
+            }
+            if let position = names.firstIndex(where: { $0.elementsEqual(name) }) {
+                if met[position] { throw PatchRefused() }
+                met[position] = true
+                if let value = values[position] { append(name, value[...]) }
+            } else {
+                append(name, text[member.value])
+            }
+        }
+        for (position, name) in names.enumerated() where !met[position] {
+            if let value = values[position] { append(name[...], value[...]) }
+        }
+        output.append(UInt8(ascii: "}"))
+        confirmed.append(UInt8(ascii: "}"))
+        return read
+    }
+
+    private static func appendMember(_ name: ArraySlice<UInt8>, _ value: ArraySlice<UInt8>, to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "\""))
+        output.append(contentsOf: name)
+        output.append(contentsOf: "\":".utf8)
+        output.append(contentsOf: value)
+    }
+
+    /// Whether a field name is written in JSON as it is (no quote, backslash or control character).
+    private static func isPlainName(_ name: String) -> Bool {
+        !name.utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+    }
+}
