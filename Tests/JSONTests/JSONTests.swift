@@ -465,6 +465,20 @@ struct ErrorCase: Sendable, CustomTestStringConvertible {
         #expect(throws: JSONSyntaxError.self) { try JSONParser.parseObject(#"[1]"#, keeping: ["a"]) }
     }
 
+    /// An object's members as byte ranges: each name between its quotes (escapes as written), each
+    /// value whole, whatever it holds; anything but one complete object is an error.
+    @Test func anObjectsMembersAreFoundAsRanges() throws {
+        let text = Array(#" { "Id" : "001", "Skip":{"a":["]}",{"b":"\"}"}]},"a\u0062":-12.5e3 ,"List":[1,[2]],"Flag":true,"N":null } "#.utf8)
+        let members = try JSONParser.members(of: text)
+        let rendered = members.map { (String(decoding: text[$0.name], as: UTF8.self), String(decoding: text[$0.value], as: UTF8.self)) }
+        #expect(rendered.map(\.0) == ["Id", "Skip", #"a\u0062"#, "List", "Flag", "N"])
+        #expect(rendered.map(\.1) == [#""001""#, #"{"a":["]}",{"b":"\"}"}]}"#, "-12.5e3", "[1,[2]]", "true", "null"])
+        #expect(try JSONParser.members(of: Array("{}".utf8)).isEmpty)
+        for bad in [#"[1]"#, #"{"a":"open"#, #"{"a":[1,2"#, #"{"a":1} x"#, #"{"a" 1}"#, #"{a:1}"#, ""] {
+            #expect(throws: JSONSyntaxError.self, "\(bad)") { try JSONParser.members(of: Array(bad.utf8)) }
+        }
+    }
+
     /// Once every member asked for was found, the rest of the object is not read (the stored
     /// records an org reads from put their system fields first).
     @Test func anObjectParsedForSomeKeysIsLeftOnceAllAreFound() throws {
