@@ -5,8 +5,15 @@ import Testing
 @testable import Soups
 
 @Suite struct PatchTests {
-    static let spec = soup("Accounts", ("Id", .string), ("Name", .string), (SyncField.local, .string), ("LastModifiedDate", .string),
-                           ("Code", .json1))
+    /// Id after a json1 index and another column: a tracked filter's position counts columns only.
+    static let spec = soup("Accounts", ("Code", .json1), ("Name", .string), ("Id", .string), (SyncField.local, .string),
+                           ("LastModifiedDate", .string))
+
+    /// A journal entry of the sync up that wrote `entry`.
+    static func journaled(_ entry: JSONObject) -> SyncJournalEntry {
+        SyncJournalEntry(syncName: "up", soupName: "Accounts", entryId: entry.soupEntryId!, operation: .create, objectType: "Account",
+                         recordId: nil, payload: [:], sentAt: 1)
+    }
 
     /// Entries as a sync up leaves them before saving: created locally, one with an error, nested
     /// and escaped values, a member after the flags.
@@ -34,11 +41,14 @@ import Testing
         try await withStore { (store) async throws in
             try await store.registerSoup(Self.spec)
             let stored = try await store.upsert(Self.staged(), into: "Accounts")
+            try await store.trackValues(in: "Accounts", path: "Name")
             try await store.trackValues(in: "Accounts", path: "Id")
+            let journal = try await store.appendToJournal(stored.map(Self.journaled))
             var patch = SoupPatch(soup: "Accounts", fields: SyncField.cleanValues.map { ($0.name, $0.value) }
                                       + SyncField.asCreatedValues(dateField: "LastModifiedDate"), valueField: "Id")
             patch.confirming = true
             patch.reading = ["Id", "Name", "Nested", "Missing"]
+            patch.settledJournalIds = journal
             patch.entries = stored.map { SoupPatch.Entry(id: $0.soupEntryId!, lastModified: $0[SyncField.soupLastModifiedDate]!.integerValue!,
                                                          value: .string("001P0000000000\($0.soupEntryId!)AAA")) }
             let read = try #require(try await store.patch(patch))
@@ -65,7 +75,9 @@ import Testing
                 #expect(confirmed[after.soupEntryId!] == after.dataFields)
             }
             let newIds = patched.map { $0["Id"]! }
+            #expect(try await store.journal(of: "up").isEmpty, "settled in the same transaction")
             #expect(try await store.entries(in: "Accounts", where: "Id", in: newIds).count == 3, "the Id column and its filter")
+            #expect(try await store.entries(in: "Accounts", where: "Name", in: ["Name 0"]).count == 1, "the Name filter untouched")
             #expect(try await store.entries(in: "Accounts", where: "Id", in: ["local_0"]).isEmpty)
             #expect(try await store.dirtyEntries(in: "Accounts").isEmpty, "_local cleared")
             #expect(try await store.entries(in: "Accounts", where: SyncField.local, in: [false]).values.joined().count == 3)
@@ -74,15 +86,21 @@ import Testing
         }
     }
 
-    /// Nothing is written when one entry changed since it was read or is gone, or when the soup
-    /// indexes a path a patch cannot keep (below a patched field, or in full text).
+    /// Nothing is written, the journal entries not settled either, when one entry changed since it
+    /// was read or is gone, holds a name written with escapes, or when the soup indexes a path a
+    /// patch cannot keep (below a patched field, in full text, the store's own date), or the patch
+    /// would leave a column the store derives stale (`__sync_id__`, a flag without `__local__`).
     @Test func aPatchThatCannotApplyWritesNothing() async throws {
-        for (index, spec) in [Self.spec, soup("Accounts", ("Id.part", .string)), soup("Accounts", ("Id", .fullText))].enumerated() {
+        let specs = [Self.spec, soup("Accounts", ("Id.part", .string)), soup("Accounts", ("Id", .fullText)),
+                     soup("Accounts", (SyncField.soupLastModifiedDate, .integer))]
+        for (index, spec) in specs.enumerated() {
             try await withStore { (store) async throws in
                 try await store.registerSoup(spec)
                 let stored = try await store.upsert(Self.staged(), into: "Accounts")
+                let journal = try await store.appendToJournal(stored.map(Self.journaled))
                 func patch(_ changes: (inout SoupPatch.Entry, Int) -> Void = { _, _ in }) -> SoupPatch {
                     var patch = SoupPatch(soup: "Accounts", fields: SyncField.cleanValues.map { ($0.name, $0.value) }, valueField: "Id")
+                    patch.settledJournalIds = journal
                     patch.entries = stored.enumerated().map { index, object in
                         var entry = SoupPatch.Entry(id: object.soupEntryId!, lastModified: object[SyncField.soupLastModifiedDate]!.integerValue!,
                                                     value: "001P00000000001AAA")
@@ -94,14 +112,54 @@ import Testing
                 if index == 0 {
                     #expect(try await store.patch(patch { entry, index in if index == 2 { entry.lastModified -= 1 } }) == nil)
                     #expect(try await store.patch(patch { entry, index in if index == 2 { entry.id = 99 } }) == nil)
-                    var named = patch()
-                    named.fields.append((SyncField.soupEntryId, .integer(7)))
-                    #expect(try await store.patch(named) == nil, "a field the store sets")
+                    for field in [(SyncField.soupEntryId, JSONValue.integer(7)), (SyncField.syncId, .integer(7))] {
+                        var named = patch()
+                        named.fields.append((field.0, field.1))
+                        #expect(try await store.patch(named) == nil, "\(field.0)")
+                    }
+                    var flagOnly = patch()
+                    flagOnly.fields = [(SyncField.locallyCreated, true)]
+                    #expect(try await store.patch(flagOnly) == nil, "a flag without __local__")
+                    var flagSetLocalCleared = patch()
+                    flagSetLocalCleared.fields = [(SyncField.local, false), (SyncField.locallyCreated, true)]
+                    #expect(try await store.patch(flagSetLocalCleared) == nil, "a flag set with __local__ cleared")
                 } else {
                     #expect(try await store.patch(patch()) == nil)
                 }
                 #expect(try await allEntries(store, "Accounts") == Array(stored), "nothing written")
+                #expect(try await store.journal(of: "up").count == 3, "nothing settled")
             }
+        }
+        // An entry whose text holds a name with escapes (the store wrote `"` as `\"`).
+        try await withStore { (store) async throws in
+            try await store.registerSoup(Self.spec)
+            var odd = Self.staged()
+            odd[1]["Say \"hi\""] = "x"
+            let stored = try await store.upsert(odd, into: "Accounts")
+            var patch = SoupPatch(soup: "Accounts", fields: SyncField.cleanValues.map { ($0.name, $0.value) }, valueField: "Id")
+            patch.entries = stored.map { SoupPatch.Entry(id: $0.soupEntryId!, lastModified: $0[SyncField.soupLastModifiedDate]!.integerValue!, value: "001") }
+            #expect(try await store.patch(patch) == nil)
+            #expect(try await allEntries(store, "Accounts") == Array(stored))
+        }
+    }
+
+    /// Flags a SQL write appended after the store's own members (``SoupStore/flagAll(_:in:)``) are
+    /// patched where they stand, and the missing ones go before `_soupEntryId`.
+    @Test func aPatchFindsMembersWhereverTheyStand() async throws {
+        try await withStore { (store) async throws in
+            try await store.registerSoup(Self.spec)
+            try await store.upsert([entry(["Name": "plain", "Id": "001P00000000009AAA"])], into: "Accounts")
+            _ = try await store.flagAll(SyncField.locallyUpdated, in: "Accounts")
+            let flagged = try #require(try await allEntries(store, "Accounts").first)
+            #expect(Array(flagged.keys.suffix(2)) != [SyncField.soupEntryId, SyncField.soupLastModifiedDate], "the flags were appended")
+            var patch = SoupPatch(soup: "Accounts", fields: SyncField.cleanValues.map { ($0.name, $0.value) }, valueField: "Id")
+            patch.entries = [SoupPatch.Entry(id: flagged.soupEntryId!, lastModified: flagged[SyncField.soupLastModifiedDate]!.integerValue!,
+                                             value: "001P00000000009AAA")]
+            #expect(try await store.patch(patch) != nil)
+            let patched = try #require(try await allEntries(store, "Accounts").first)
+            #expect(SyncField.flags.allSatisfy { patched[$0] == false } && patched[SyncField.lastError] == .null)
+            #expect(patched.keys.filter { $0 == SyncField.local }.count == 1)
+            #expect(try await store.dirtyEntries(in: "Accounts").isEmpty)
         }
     }
 }

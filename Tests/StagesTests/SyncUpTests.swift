@@ -135,6 +135,39 @@ import Testing
         #expect(lines.count == 8)
     }
 
+    /// Without a field list, a record sends its scalar fields only: a page of creates saved in
+    /// place lists in its result rows the fields each record sent, not a nested value another
+    /// record's scalar put among the page's columns — as the general passes list them.
+    @Test func aPageOfCreatesListsTheFieldsEachRecordSent() async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: """
+            [ { "syncName": "up", "syncType": "syncUp", "soupName": "Accounts", "target": {} } ]
+            """, stages: """
+            [ { "id": "up", "type": "syncUp", "sync": "up", "strategy": "bulk", "pageSize": 4 } ]
+            """)
+        typealias H = SyncHarness
+        let descriptions: [JSONValue] = [["Street": "1 Main"], "plain text", .null, ["x", "y"]]
+        let entries = descriptions.enumerated().map { index, description in
+            H.local("Account", "local_n\(index)", ["Name": .string("Nested \(index)"), "Description": description])
+        }
+        try await bench.put(entries, into: "Accounts", pipeline)
+
+        let outcome = try await bench.run(pipeline)
+        #expect(outcome.exitCode == 0 && outcome.report.stages[0].counts["created"] == 4, "\(outcome.report.stages[0].counts)")
+        let org = try await bench.query("SELECT Name, Description FROM Account WHERE Name LIKE 'Nested %' ORDER BY Name")
+        #expect(org.map { $0["Description"] ?? .null } == [.null, "plain text", .null, .null])
+        let success = try String(contentsOfFile: (outcome.report.reportDir as NSString).appendingPathComponent("Account-success.csv"), encoding: .utf8)
+        let lines = success.components(separatedBy: "\r\n").filter { !$0.isEmpty }
+        let stored = try await bench.entries("Accounts", pipeline).sorted { ($0.soupEntryId ?? 0) < ($1.soupEntryId ?? 0) }
+        #expect(lines.first == "stage,operation,_soupEntryId,localId,Id,errorCode,errorMessage,Name,Description")
+        for (index, expected) in ["Nested 0,", "Nested 1,plain text", "Nested 2,", "Nested 3,"].enumerated() {
+            let entry = stored[index]
+            #expect(lines.contains("up,create,\(entry.soupEntryId!),local_n\(index),\(entry["Id"]!.stringValue!),,,\(expected)"), "row of \(index)")
+            #expect(entry["Description"] == descriptions[index] && !entry.isDirty, "entry \(index) keeps what it holds")
+        }
+    }
+
     /// Bulk jobs span pages (pages of 4 records, jobs of at most 10 rows), records missing a
     /// column join a job with it, updates and deletes get jobs of their own, and every page is
     /// saved from its jobs' results: each record once, ids in the soup, a refused row failed.

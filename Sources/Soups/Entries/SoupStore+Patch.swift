@@ -7,10 +7,11 @@ extension SoupStore {
     /// settling, and returns the values of the fields it reads, entry by entry (`nil`: absent).
     ///
     /// Returns `nil`, with nothing written, when the patch cannot be applied as it stands: an
-    /// entry is gone or changed since its caller read it, the soup indexes a path below a patched
-    /// field (or a patched field in full text, or `_soupLastModifiedDate`), or an entry's text is
-    /// not the store's own (a member name written with escapes, a field twice). The caller then
-    /// writes the entries the usual way.
+    /// entry is gone or changed since its caller read it; the soup indexes a path below a patched
+    /// field, a patched field in full text, or `_soupLastModifiedDate`; a patched name is written
+    /// twice in an entry, or any name with escapes (text the store did not write); or the patch
+    /// sets `__sync_id__`, or an operation flag without `__local__` to match (the columns the store
+    /// derives from them would not follow). The caller then writes the entries the usual way.
     public func patch(_ patch: SoupPatch) async throws -> [[JSONValue?]]? {
         do {
             return try await pool.write { db in try self.patch(patch, db) }
@@ -25,19 +26,26 @@ extension SoupStore {
     private func patch(_ patch: SoupPatch, _ db: Database) throws -> [[JSONValue?]] {
         let table = try SoupTable.load(db, soupName: patch.soup)
         let now = Int64(Date().timeIntervalSince1970 * 1000)
-        // The members written, by name: the common fields, the entry's own, then the date the store keeps.
-        let names = patch.fields.map(\.name) + [patch.valueField, SyncField.soupLastModifiedDate]
-        var values: [[UInt8]?] = patch.fields.map { field in field.value.map { Array($0.jsonString.utf8) } }
-        values.append(nil)
-        values.append(Array(String(now).utf8))
-        let ownValue = patch.fields.count
-        let reserved: Set<String> = [SyncField.soupEntryId, SyncField.soupLastModifiedDate, SyncField.soupCreatedDate]
+        // The members written, by name: the entry's own first (as a caller sets an id before
+        // clearing flags), the common fields, then the date the store keeps.
+        let ownValue = 0
+        let names = [patch.valueField] + patch.fields.map(\.name) + [SyncField.soupLastModifiedDate]
+        let fieldValues: [JSONValue?] = [nil] + patch.fields.map(\.value) + [.integer(now)]
+        var values: [[UInt8]?] = fieldValues.map { value in value.map { Array($0.jsonString.utf8) } }
+        let reserved: Set<String> = [SyncField.soupEntryId, SyncField.soupLastModifiedDate, SyncField.soupCreatedDate, SyncField.syncId]
         guard Set(names).count == names.count, names.dropLast().allSatisfy({ !reserved.contains($0) && Self.isPlainName($0) }) else {
             throw PatchRefused()
         }
+        // `_local` is `__local__`'s: an operation flag set true needs it set true too (as
+        // `normalizeSyncFlags` would), and any flag patched needs it patched.
+        let local = names.firstIndex(of: SyncField.local)
+        for (position, name) in names.enumerated() where SyncField.flags.contains(name) && name != SyncField.local {
+            guard let local, position != ownValue, local != ownValue else { throw PatchRefused() }
+            if fieldValues[position]?.isTruthy == true && fieldValues[local]?.isTruthy != true { throw PatchRefused() }
+        }
         // The columns that change: `_local` with `__local__`, and the index column of each patched field.
         var columns: [(name: String, field: Int, type: IndexType?)] = []
-        if let local = names.firstIndex(of: SyncField.local) { columns.append(("_local", local, nil)) }
+        if let local { columns.append(("_local", local, nil)) }
         var filters: [(filter: SoupValueFilter, field: Int, type: IndexType)] = []
         let tracked = valueFilters(for: table)
         var valueIndex = 0
@@ -50,7 +58,6 @@ extension SoupStore {
             columns.append((column, field, index.type))
             for (filter, position) in tracked where position == valueIndex { filters.append((filter, field, index.type)) }
         }
-        let fieldValues = patch.fields.map(\.value) + [nil, .integer(now)]
         let select = try RawStatement(db, sql: "SELECT soup FROM \(table.tableName) WHERE id = ? AND lastModified = ?")
         let set = ["soup", "lastModified"] + columns.map(\.name) + (patch.confirming ? ["_confirmed"] : [])
         let update = try RawStatement(db, sql: "UPDATE \(table.tableName) SET \(set.map { "\($0) = ?" }.joined(separator: ", ")) WHERE id = ?")
@@ -104,19 +111,34 @@ extension SoupStore {
     }
 
     /// Writes `text` (an object) into `output` with the members named in `names` given `values`
-    /// (`nil`: removed; those not met added before `_soupEntryId`, else at the end; the last name
-    /// is the store's `_soupLastModifiedDate`), the others copied; with `confirming`,
-    /// the data fields of the result into it too. Returns the values of the members `reading`
+    /// (`nil`: removed; those absent added before `_soupEntryId`, else at the end; the last name
+    /// is the store's `_soupLastModifiedDate`), the others copied; with `confirming`, the data
+    /// fields of the result into `confirmed` too. Returns the values of the members `reading`
     /// names, as they were in `text`.
     private static func rewrite(_ text: [UInt8], names: [[UInt8]], values: [[UInt8]?], reading: [[UInt8]],
                                 into output: inout [UInt8], confirming: Bool, confirmed: inout [UInt8]) throws -> [JSONValue?] {
         guard let members = try? JSONParser.members(of: text) else { throw PatchRefused() }
+        // First which members are patched (and which patched names are absent), and what is read.
+        var read = [JSONValue?](repeating: nil, count: reading.count)
+        var present = [Bool](repeating: false, count: names.count)
+        var patchedAt = [Int?](repeating: nil, count: members.count)
+        for (index, member) in members.enumerated() {
+            let name = text[member.name]
+            if name.contains(UInt8(ascii: "\\")) { throw PatchRefused() }
+            if let position = reading.firstIndex(where: { $0.count == name.count && $0.elementsEqual(name) }) {
+                guard let value = try? JSONParser.parse(text[member.value]).value else { throw PatchRefused() }
+                read[position] = value
+            }
+            if let position = names.firstIndex(where: { $0.count == name.count && $0.elementsEqual(name) }) {
+                if present[position] { throw PatchRefused() }
+                present[position] = true
+                patchedAt[index] = position
+            }
+        }
         output.removeAll(keepingCapacity: true)
         output.append(UInt8(ascii: "{"))
         confirmed.removeAll(keepingCapacity: true)
         confirmed.append(UInt8(ascii: "{"))
-        var read = [JSONValue?](repeating: nil, count: reading.count)
-        var met = [Bool](repeating: false, count: names.count)
         func append(_ name: ArraySlice<UInt8>, _ value: ArraySlice<UInt8>) {
             if output.count > 1 { output.append(UInt8(ascii: ",")) }
             Self.appendMember(name, value, to: &output)
@@ -125,32 +147,25 @@ extension SoupStore {
                 Self.appendMember(name, value, to: &confirmed)
             }
         }
+        // The absent ones go before the two members the store keeps last (its date is patched in place).
+        var absentAdded = false
+        func addAbsent() {
+            absentAdded = true
+            for position in names.indices where !present[position] {
+                if let value = values[position] { append(names[position][...], value[...]) }
+            }
+        }
         let entryId = Array(SyncField.soupEntryId.utf8)
-        for member in members {
+        for (index, member) in members.enumerated() {
             let name = text[member.name]
-            if name.contains(UInt8(ascii: "\\")) { throw PatchRefused() }
-            // New members go before the two the store keeps last (its own date is patched in place).
-            if name.elementsEqual(entryId) {
-                for position in names.indices.dropLast() where !met[position] {
-                    met[position] = true
-                    if let value = values[position] { append(names[position][...], value[...]) }
-                }
-            }
-            if let position = reading.firstIndex(where: { $0.elementsEqual(name) }) {
-                guard let value = try? JSONParser.parse(text[member.value]).value else { throw PatchRefused() }
-                read[position] = value
-            }
-            if let position = names.firstIndex(where: { $0.elementsEqual(name) }) {
-                if met[position] { throw PatchRefused() }
-                met[position] = true
+            if !absentAdded && name.elementsEqual(entryId) { addAbsent() }
+            if let position = patchedAt[index] {
                 if let value = values[position] { append(name, value[...]) }
             } else {
                 append(name, text[member.value])
             }
         }
-        for (position, name) in names.enumerated() where !met[position] {
-            if let value = values[position] { append(name[...], value[...]) }
-        }
+        if !absentAdded { addAbsent() }
         output.append(UInt8(ascii: "}"))
         confirmed.append(UInt8(ascii: "}"))
         return read

@@ -3,8 +3,9 @@ import JSON
 import Soups
 
 extension SyncUpEngine {
-    /// A page whose writes went into Bulk jobs: what is needed to save it once they end (its trees
-    /// are loaded again then, so a job of a million rows never holds its records in memory).
+    /// A page whose writes went into Bulk jobs: what is needed to save it once they end (a job of
+    /// a million rows never holds its records in memory: the page is loaded again then, or, for a
+    /// page of plain creates, its entries patched in place).
     struct SpooledPage {
         var ids: [Int64]
         /// LEAVE_IF_CHANGED conflicts found before sending, by root entry id.
@@ -50,8 +51,12 @@ extension SyncUpEngine {
         var dateField: String
         /// The fields sent, in the order a result file lists them.
         var fields: [String]
-        /// The entries' `_soupLastModifiedDate`s as spooled, in runs in the order of the writes:
-        /// an entry changed since is saved the general way.
+        /// Whether the fields sent are the target's list (nested values included); without a
+        /// list, objects and arrays are not sent.
+        var listed: Bool
+        /// The entries' `_soupLastModifiedDate`s as spooled, in runs in the order of the writes
+        /// (one run or a few: a page staged or marked together shares its date): an entry changed
+        /// since sends the page through the general passes.
         var lastModified: [(value: Int64, count: Int32)] = []
 
         mutating func append(lastModified value: Int64) {
@@ -73,10 +78,11 @@ extension SyncUpEngine {
             guard tree.children.isEmpty, plan.settled.isEmpty, plan.operations.count == 1, let operation = plan.operations.first,
                   operation.kind == .create, let objectType = record.objectType else { return false }
             if creates == nil {
-                creates = SpooledCreates(objectType: objectType, idField: record.idField, dateField: record.modificationDateField, fields: [])
+                creates = SpooledCreates(objectType: objectType, idField: record.idField, dateField: record.modificationDateField, fields: [],
+                                         listed: record.createFields != nil)
             }
             guard creates!.objectType == objectType, creates!.idField == record.idField,
-                  creates!.dateField == record.modificationDateField else { return false }
+                  creates!.dateField == record.modificationDateField, creates!.listed == (record.createFields != nil) else { return false }
             for name in operation.fields.keys where fieldsSeen.insert(name).inserted { creates!.fields.append(name) }
             return true
         }
@@ -92,9 +98,9 @@ extension SyncUpEngine {
     /// A Bulk sync up whose ingest jobs span pages: each page is loaded, checked for conflicts,
     /// planned, journaled with its jobs' ids and written into their uploads, then dropped; a job
     /// is closed when full (~100 MB of CSV) and runs at the org while the next pages fill the
-    /// next. Once the pages end, each is loaded again and saved from its jobs' results through
-    /// the same passes as any page (a record deleted on the server re-created, a locked row sent
-    /// again). Pages written into jobs are saved even after a stop or a failure: the jobs already
+    /// next. Once the pages end, each is saved from its jobs' results: a page of plain creates
+    /// patched in place, any other loaded again and saved through the same passes as any page (a
+    /// record deleted on the server re-created, a locked row sent again). Pages written into jobs are saved even after a stop or a failure: the jobs already
     /// closed run at the org; a job left open leaves its records uncertain, and the next run
     /// aborts it. Jobs a failure leaves unread are read by the next run, from the journal.
     func runBulkJobs(_ ids: [Int64], heldBack: [String: Set<Int64>], round: Int, tally: inout Tally) async throws -> BulkRun {
@@ -198,7 +204,8 @@ extension SyncUpEngine {
         return spooled
     }
 
-    /// Loads a page again and saves it from its jobs' results. A job that could not be closed or
+    /// Saves a page from its jobs' results: patched in place when it is a page of plain creates,
+    /// else loaded again and saved through the general passes. A job that could not be closed or
     /// read leaves its records uncertain: the next run reads the job (journaled with its id).
     private func save(_ page: SpooledPage, heldBack: [String: Set<Int64>], jobs: SyncUpBulkJobs, tally: inout Tally) async throws -> PageOutcome {
         var results: [Int32: Result<BulkIngestResult, any Error>] = [:]
@@ -272,15 +279,21 @@ extension SyncUpEngine {
         // In a task of its own, as every page's save: what the org confirmed is saved even when
         // the run is being stopped.
         let (store, patchToApply) = (store, patch)
-        guard let read = try await Task(operation: { try await store.patch(patchToApply) }).value else { return nil }
+        guard let read = try await Task(operation: { try await store.patch(patchToApply) }).value else {
+            logger.debug("sync up \(settings.syncName): a page of \(page.entryIds.count) create(s) saved through the general passes (an entry changed since it was sent, or the soup's indexes need them)")
+            return nil
+        }
         var rows: [SyncUpResultFiles.Row] = []
         rows.reserveCapacity(read.count)
         var pageTally = Tally()
         for (entry, values) in zip(patch.entries, read) {
             var fields = JSONObject()
             fields.reserveCapacity(creates.fields.count)
+            // The fields this record sent: without a list, its nested values were not.
             for (name, value) in zip(creates.fields, values.dropFirst()) {
-                if let value { fields[name] = value }
+                guard let value else { continue }
+                if !creates.listed, value.objectValue != nil || value.arrayValue != nil { continue }
+                fields[name] = value
             }
             let localId = values[0]?.stringValue.flatMap { SyncField.isLocalId($0) ? $0 : nil }
             rows.append(SyncUpResultFiles.Row(
