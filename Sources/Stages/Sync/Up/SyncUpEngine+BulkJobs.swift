@@ -100,9 +100,10 @@ extension SyncUpEngine {
     /// is closed when full (~100 MB of CSV) and runs at the org while the next pages fill the
     /// next. Once the pages end, each is saved from its jobs' results: a page of plain creates
     /// patched in place, any other loaded again and saved through the same passes as any page (a
-    /// record deleted on the server re-created, a locked row sent again). Pages written into jobs are saved even after a stop or a failure: the jobs already
-    /// closed run at the org; a job left open leaves its records uncertain, and the next run
-    /// aborts it. Jobs a failure leaves unread are read by the next run, from the journal.
+    /// record deleted on the server re-created, a locked row sent again). Pages written into jobs
+    /// are saved even after a stop or a failure: the jobs already closed run at the org; a job
+    /// left open leaves its records uncertain, and the next run aborts it. Jobs a failure leaves
+    /// unread are read by the next run, from the journal.
     func runBulkJobs(_ ids: [Int64], heldBack: [String: Set<Int64>], round: Int, tally: inout Tally) async throws -> BulkRun {
         let sender = SyncUpSender(client: client, store: store, syncName: settings.syncName, maxInFlight: settings.maxInFlight,
                                   writer: nil, checkBudget: budgetCheck)
@@ -184,11 +185,9 @@ extension SyncUpEngine {
         let tickets = try await jobs.add(operations, checkBudget: budgetCheck)
         spooled.entryIds.reserveCapacity(tickets.count)
         if plainCreates, var creates {
-            for (operation, _) in tickets {
-                guard let date = lastModified[operation.entryId] else { break }
-                creates.append(lastModified: date)
-            }
-            if creates.lastModified.reduce(0, { $0 + Int($1.count) }) == tickets.count { spooled.creates = creates }
+            // In the order of the writes; a date not known (none is) matches no entry: the patch refuses.
+            for (operation, _) in tickets { creates.append(lastModified: lastModified[operation.entryId] ?? -1) }
+            spooled.creates = creates
         }
         for (operation, ticket) in tickets {
             let soup: Int32
@@ -291,9 +290,7 @@ extension SyncUpEngine {
             fields.reserveCapacity(creates.fields.count)
             // The fields this record sent: without a list, its nested values were not.
             for (name, value) in zip(creates.fields, values.dropFirst()) {
-                guard let value else { continue }
-                if !creates.listed, value.objectValue != nil || value.arrayValue != nil { continue }
-                fields[name] = value
+                if let value, creates.listed || SyncUpRecord.isSentUnlisted(value) { fields[name] = value }
             }
             let localId = values[0]?.stringValue.flatMap { SyncField.isLocalId($0) ? $0 : nil }
             rows.append(SyncUpResultFiles.Row(

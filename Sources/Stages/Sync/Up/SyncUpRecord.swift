@@ -95,16 +95,21 @@ public struct SyncUpRecord: Sendable {
         if let list {
             for name in list where entry.contains(name) { fields[name] = entry[name] }
         } else {
-            for (name, value) in entry.dataFields {
-                if case .object = value { continue }
-                if case .array = value { continue }
-                fields[name] = value
-            }
+            for (name, value) in entry.dataFields where Self.isSentUnlisted(value) { fields[name] = value }
         }
         fields[idField] = nil
         fields[modificationDateField] = nil
         for name in Self.systemFields { fields[name] = nil }
         return fields
+    }
+
+    /// Whether a data field's value is sent when the target lists no fields: nested objects and
+    /// arrays are not.
+    static func isSentUnlisted(_ value: JSONValue) -> Bool {
+        switch value {
+        case .object, .array: return false
+        default: return true
+        }
     }
 
     /// Fields the org sets itself.
