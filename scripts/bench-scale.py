@@ -2,18 +2,21 @@
 """The scale path (issue 20), client and org in separate processes: N Accounts from CSV staged into
 a soup (`extract.csv` → `stage`, then `markDirty`), then synced up with the default strategy (Bulk API
 2.0 above the threshold), then synced down again through REST query pages beside a raw fetch of the
-same pages, and through a Bulk API 2.0 query job (into a soup of its own) beside the same job's rows
-fetched raw; then 1% of the records are deleted in the org and `cleanGhosts` removes them locally,
-beside a raw fetch of the ids it asks for. Each `pipeline run` is its own process, so its CPU time and peak memory are its own; the
-emulator (`pipeline emulator`) runs apart and its CPU is read from /proc.
+same pages (at 0 ms, then again at 50 ms of latency a request, the store put back in between), and
+through a Bulk API 2.0 query job (into a soup of its own) beside the same job's rows fetched raw; then
+1% of the records are deleted in the org and `cleanGhosts` removes them locally, beside a raw fetch
+of the ids it asks for. Each `pipeline run` is its own process, so its CPU time and peak memory are
+its own; the emulator (`pipeline emulator`) runs apart and its CPU is read from /proc.
 
     scripts/bench-scale.py --pipeline .build/release/pipeline --records 200000
 """
 import argparse
+import contextlib
 import csv
 import json
 import os
 import selectors
+import sqlite3
 import subprocess
 import time
 import urllib.error
@@ -83,6 +86,21 @@ def bare_insert(csv_path, db_path):
     db.commit()
     db.close()
     return time.monotonic() - start, time.process_time() - cpu0
+
+
+def copy_store(source, target):
+    """A consistent copy of the SQLite store `source` at `target` (through SQLite's backup API)."""
+    with contextlib.closing(sqlite3.connect(source)) as origin, contextlib.closing(sqlite3.connect(target)) as copy:
+        origin.backup(copy)
+
+
+def restore_store(copy, store):
+    """Puts the copy back as the store, without the store's WAL and shared-memory files."""
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(store + suffix):
+            os.remove(store + suffix)
+    copy_store(copy, store)
+    os.remove(copy)
 
 
 def main():
@@ -185,12 +203,30 @@ def main():
         ids = fetch_pages(soql)
         fetched = len(ids)
         raw_wall, raw_org_cpu = time.monotonic() - start, cpu_seconds(emulator.pid) - cpu0
+        store = os.path.join(folder, "store.sqlite")
+        copy_store(store, store + ".before-down")
         cpu0 = cpu_seconds(emulator.pid)
         _, down_wall, down_cpu, down_rss = run_measured(profile("down") + base + ["--only", "down"])
         down_org_cpu = cpu_seconds(emulator.pid) - cpu0
         print(f"sync down: {fetched:,} records, {down_wall:.1f} s against {raw_wall:.1f} s for the raw page fetch "
               f"({down_wall / raw_wall:.2f}×), client {down_cpu:.1f} s CPU, peak {down_rss:.0f} MB; "
               f"emulator {down_org_cpu:.1f} s CPU (raw fetch: {raw_org_cpu:.1f} s)")
+
+        # The same two with 50 ms of latency a request, as an org over a network answers: the pages
+        # are stored while the org is waited on. The store is put back as it was before the sync
+        # down, so this one stores the same changes; then the store is as after the first.
+        latency = 50
+        call(instance + "/emulator/faults", "POST", {"latencyMs": latency})
+        start = time.monotonic()
+        fetch_pages(soql)
+        slow_raw_wall = time.monotonic() - start
+        copy_store(store, store + ".after-down")
+        restore_store(store + ".before-down", store)
+        _, slow_down_wall, slow_down_cpu, _ = run_measured(base + ["--only", "down"])
+        call(instance + "/emulator/faults", "POST", {})
+        restore_store(store + ".after-down", store)
+        print(f"sync down at {latency} ms a request: {slow_down_wall:.1f} s against {slow_raw_wall:.1f} s for the raw page fetch "
+              f"({slow_down_wall / slow_raw_wall:.2f}×), client {slow_down_cpu:.1f} s CPU")
 
         # A Bulk 2.0 query job of the same query, its rows fetched raw (status polled every 0.1 s,
         # result pages of 50,000 rows as the client asks), then the sync down through one.

@@ -23,7 +23,7 @@ extension JSONValue {
         switch self {
         case .null: JSONValue.append("null", to: &bytes)
         case .bool(let value): JSONValue.append(value ? "true" : "false", to: &bytes)
-        case .integer(let value): bytes.append(contentsOf: String(value).utf8)
+        case .integer(let value): JSONValue.writeInteger(value, into: &bytes)
         case .double(let value):
             if value.isFinite {
                 if value.rounded() == value && abs(value) < 1e15 {
@@ -70,6 +70,23 @@ extension JSONValue {
         guard let indent else { return }
         bytes.append(0x0A)
         bytes.append(contentsOf: repeatElement(0x20, count: indent * level))
+    }
+
+    /// Appends `value` in decimal digits (no `String` made on the way).
+    public static func writeInteger(_ value: Int64, into bytes: inout [UInt8]) {
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        // 20 digits hold any UInt64; filled from the end.
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            var start = buffer.count
+            repeat {
+                start -= 1
+                buffer[start] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[start...]))
+        }
     }
 
     /// Appends `string` as a quoted, escaped JSON string.

@@ -216,6 +216,15 @@ struct ErrorCase: Sendable, CustomTestStringConvertible {
         #expect(try JSONParser.parse(text) == expected)
     }
 
+    /// Integers are written digit by digit: the same text `String(_:)` gives, at both ends of the range.
+    @Test(arguments: [0, 7, -1, 10, -10, 99, 100, 1_234_567_890_123, Int64.max, Int64.min, Int64.min + 1])
+    func integersAreWrittenAsTheirDecimalText(_ value: Int64) {
+        #expect(JSONValue.integer(value).jsonString == String(value))
+        var bytes = Array("[".utf8)
+        JSONValue.writeInteger(value, into: &bytes)
+        #expect(bytes == Array("[\(value)".utf8))
+    }
+
     @Test func integerAndDoubleAreDistinct() throws {
         #expect(try JSONParser.parse("1") != JSONParser.parse("1.0"))
         #expect(JSONValue.double(3.0).integerValue == 3)

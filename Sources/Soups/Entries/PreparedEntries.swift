@@ -70,13 +70,21 @@ struct PreparedEntry: Sendable {
         return stored
     }
 
+    /// `"_soupEntryId":` and `,"_soupLastModifiedDate":` as bytes.
+    private static let entryIdName = Array("\"\(SyncField.soupEntryId)\":".utf8)
+    private static let lastModifiedName = Array(",\"\(SyncField.soupLastModifiedDate)\":".utf8)
+
     /// Writes the stored JSON into `buffer` (replacing its contents): the body with
     /// `_soupEntryId` and `_soupLastModifiedDate` appended.
     func writeStoredJSON(id: Int64, modified: Int64, into buffer: inout [UInt8]) {
         buffer.removeAll(keepingCapacity: true)
         buffer.append(contentsOf: json[..<(json.count - 1)])
         if json.count > 2 { buffer.append(UInt8(ascii: ",")) }
-        buffer.append(contentsOf: "\"\(SyncField.soupEntryId)\":\(id),\"\(SyncField.soupLastModifiedDate)\":\(modified)}".utf8)
+        buffer.append(contentsOf: Self.entryIdName)
+        JSONValue.writeInteger(id, into: &buffer)
+        buffer.append(contentsOf: Self.lastModifiedName)
+        JSONValue.writeInteger(modified, into: &buffer)
+        buffer.append(UInt8(ascii: "}"))
     }
 }
 

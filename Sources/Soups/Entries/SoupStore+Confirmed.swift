@@ -49,18 +49,27 @@ extension JSONObject {
     }
 
     /// Whether a member is record data: not `attributes`, a `_soup…` field or a `__…__` sync field.
-    public static func isDataField(_ key: String) -> Bool { isDataField(utf8: key.utf8) }
+    public static func isDataField(_ key: String) -> Bool {
+        // Called for every member of every entry a sync down or up stores: read in place.
+        key.utf8.withContiguousStorageIfAvailable { isDataField(name: $0) } ?? isDataField(utf8: key.utf8)
+    }
 
     /// ``isDataField(_:)`` of a name given as its UTF-8 bytes.
     public static func isDataField(utf8: some BidirectionalCollection<UInt8>) -> Bool {
-        // Read as bytes (called for every member of every entry a sync down or up stores): a
-        // field name starts with a letter, and only `attributes` and `_…` names need a look.
-        guard let first = utf8.first else { return true }
-        if first == UInt8(ascii: "a") { return !utf8.elementsEqual("attributes".utf8) }
+        utf8.withContiguousStorageIfAvailable { isDataField(name: $0) } ?? isDataField(name: Array(utf8))
+    }
+
+    private static func isDataField(name: some RandomAccessCollection<UInt8>) -> Bool {
+        // A field name starts with a letter: only `attributes` and `_…` names need a look.
+        guard let first = name.first else { return true }
+        if first == UInt8(ascii: "a") { return !name.elementsEqual("attributes".utf8) }
         guard first == UInt8(ascii: "_") else { return true }
+        if name.starts(with: "_soup".utf8) { return false }
         let underscore = UInt8(ascii: "_")
-        if utf8.starts(with: "_soup".utf8) { return false }
-        return !(utf8.count >= 2 && utf8.dropFirst().first == underscore && utf8.last == underscore
-                 && utf8.dropLast().last == underscore)
+        let count = name.count
+        guard count >= 2 else { return true }
+        let start = name.startIndex
+        return !(name[name.index(after: start)] == underscore && name[name.index(start, offsetBy: count - 1)] == underscore
+                 && name[name.index(start, offsetBy: count - 2)] == underscore)
     }
 }
