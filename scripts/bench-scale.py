@@ -90,7 +90,8 @@ def bare_insert(csv_path, db_path):
 
 def copy_store(source, target):
     """A consistent copy of the SQLite store `source` at `target` (through SQLite's backup API)."""
-    with contextlib.closing(sqlite3.connect(source)) as origin, contextlib.closing(sqlite3.connect(target)) as copy:
+    with contextlib.closing(sqlite3.connect(f"file:{source}?mode=ro", uri=True)) as origin, \
+            contextlib.closing(sqlite3.connect(target)) as copy:
         origin.backup(copy)
 
 
