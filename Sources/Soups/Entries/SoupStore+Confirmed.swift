@@ -49,12 +49,10 @@ extension JSONObject {
     }
 
     /// Whether a member is record data: not `attributes`, a `_soup…` field or a `__…__` sync field.
-    public static func isDataField(_ key: String) -> Bool {
-        // Called for every member of every entry a sync down or up stores: read in place.
-        key.utf8.withContiguousStorageIfAvailable { isDataField(name: $0) } ?? isDataField(utf8: key.utf8)
-    }
+    public static func isDataField(_ key: String) -> Bool { isDataField(utf8: key.utf8) }
 
-    /// ``isDataField(_:)`` of a name given as its UTF-8 bytes.
+    /// ``isDataField(_:)`` of a name given as its UTF-8 bytes, read in place when contiguous (called
+    /// for every member of every entry a sync down or up stores).
     public static func isDataField(utf8: some BidirectionalCollection<UInt8>) -> Bool {
         utf8.withContiguousStorageIfAvailable { isDataField(name: $0) } ?? isDataField(name: Array(utf8))
     }
@@ -66,10 +64,7 @@ extension JSONObject {
         guard first == UInt8(ascii: "_") else { return true }
         if name.starts(with: "_soup".utf8) { return false }
         let underscore = UInt8(ascii: "_")
-        let count = name.count
-        guard count >= 2 else { return true }
-        let start = name.startIndex
-        return !(name[name.index(after: start)] == underscore && name[name.index(start, offsetBy: count - 1)] == underscore
-                 && name[name.index(start, offsetBy: count - 2)] == underscore)
+        return !(name.count >= 2 && name.dropFirst().first == underscore && name.last == underscore
+                 && name.dropLast().last == underscore)
     }
 }
