@@ -375,6 +375,35 @@ struct ErrorCase: Sendable, CustomTestStringConvertible {
     }
 }
 
+/// The parser takes room for an object from the last one ended at its level (the records of a
+/// page share a shape): objects that grow, shrink, nest and repeat names across a level still
+/// parse to what they hold, in order.
+@Suite struct JSONObjectSizeHintTests {
+    @Test func objectsOfOneLevelOfEverySize() throws {
+        let records: [JSONValue] = (0..<40).map { index in
+            let size = [3, 0, 1, 12, 2, 30, 5][index % 7]
+            var record = JSONObject()
+            record["attributes"] = .object(JSONObject(uniqueKeysWithValues: (0..<(index % 3)).map { ("a\($0)", .integer(Int64($0))) }))
+            for field in 0..<size { record["f\(field)"] = field % 2 == 0 ? .string("v\(index)-\(field)") : .integer(Int64(field)) }
+            return .object(record)
+        }
+        let page: JSONValue = ["totalSize": 40, "records": .array(records)]
+        let (value, duplicates) = try JSONParser.parse(Array(page.jsonString.utf8))
+        #expect(duplicates.isEmpty)
+        #expect(value == page)
+        #expect(value["records"]?.arrayValue?.map { $0.objectValue?.keys ?? [] } == records.map { $0.objectValue?.keys ?? [] })
+    }
+
+    /// Deeper than the levels that keep a size, and a repeated name after a hinted start.
+    @Test func deepObjectsAndRepeatedNames() throws {
+        let deep = String(repeating: #"{"k": 1, "n": "#, count: 12) + "{}" + String(repeating: "}", count: 12)
+        #expect(try JSONParser.parse(deep).value(atPath: "n.n.n.n.n.n.n.n.n.n.k") == 1)
+        let (value, duplicates) = try JSONParser.parse(Array(#"[{"a":1,"b":2,"c":3},{"a":1,"a":2},{"x":1,"y":2,"z":3,"w":4}]"#.utf8))
+        #expect(duplicates == [JSONDuplicateKey(path: "[1].a", line: 1)])
+        #expect(value.jsonString == #"[{"a":1,"b":2,"c":3},{"a":2},{"x":1,"y":2,"z":3,"w":4}]"#)
+    }
+}
+
 @Suite struct JSONValueTests {
     @Test func objectKeepsInsertionOrderAndRemoves() {
         var object = JSONObject()

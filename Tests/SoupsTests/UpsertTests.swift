@@ -120,6 +120,33 @@ import Testing
         }
     }
 
+    /// The writer binds each entry's JSON (and what the org confirmed) for SQLite to read in place,
+    /// from a buffer reused entry after entry: texts that grow and shrink within one write, then
+    /// again as updates that record confirmed values, are each stored whole, none in another's place.
+    @Test func eachEntryOfOneWriteIsStoredWithItsOwnText() async throws {
+        try await withStore { (store) async throws in
+            try await store.registerSoup(Self.spec)
+            let lengths = (0..<60).map { ($0 * 37) % 400 }
+            func name(_ length: Int, _ round: Int) -> JSONValue { .string("\(round)" + String(repeating: "é", count: length)) }
+            let stored = try await store.upsert(lengths.map { entry(["Name": name($0, 1), "Number": .integer(Int64($0))]) }, into: "Accounts")
+            var changes = SoupChangeSet()
+            changes.confirmEverySave = ["Accounts"]
+            for (entry, length) in zip(stored, lengths.reversed()) {
+                var updated = entry
+                updated["Name"] = name(length, 2)
+                updated["Code"] = length % 2 == 0 ? .string("") : .array([.integer(Int64(length))])
+                changes.save(updated, in: "Accounts")
+            }
+            try await store.apply(changes)
+            let read = try await store.retrieve(ids: ids(stored), from: "Accounts")
+            #expect(values(read, "Name") == lengths.reversed().map { name($0, 2) })
+            #expect(values(read, "Code") == lengths.reversed().map { $0 % 2 == 0 ? .string("") : .array([.integer(Int64($0))]) })
+            #expect(values(read, "Number") == lengths.map { .integer(Int64($0)) })
+            let confirmed = try await store.confirmed(ids: ids(stored), in: "Accounts")
+            #expect(ids(stored).map { confirmed[$0]?["Name"] } == lengths.reversed().map { name($0, 2) })
+        }
+    }
+
     @Test func externalIdWithSeveralMatchesFails() async throws {
         try await withStore { (store) async throws in
             try await store.registerSoup(Self.spec)

@@ -69,10 +69,28 @@ final class RawStatement {
         if let number { sqlite3_bind_int64(statement, index, number) } else { sqlite3_bind_null(statement, index) }
     }
 
-    private func bindText(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int32) {
+    /// Binds text that SQLite copies (`inPlace` false) or reads where it is, which must then
+    /// outlive every step until it is bound again.
+    private func bindText(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int32, inPlace: Bool = false) {
         // A non-null pointer even for empty text, so SQLite stores '' rather than NULL.
         let base = bytes.baseAddress.map { UnsafeRawPointer($0) } ?? UnsafeRawPointer(("" as StaticString).utf8Start)
-        _ = sqlite3_bind_text(statement, index, base.assumingMemoryBound(to: CChar.self), Int32(bytes.count), Self.transient)
+        _ = sqlite3_bind_text(statement, index, base.assumingMemoryBound(to: CChar.self), Int32(bytes.count), inPlace ? nil : Self.transient)
+    }
+
+    /// Runs the statement as ``execute()`` does, with `text` (and `other`, when given) bound as
+    /// UTF-8 text that SQLite reads in place for the step instead of copying it first (a stored
+    /// entry's JSON, ~1 KB a row), and unbound after it.
+    func execute(bindingText text: [UInt8], at index: Int32, and other: (text: [UInt8], index: Int32)? = nil) throws {
+        try text.withUnsafeBufferPointer { buffer in
+            bindText(buffer, at: index, inPlace: true)
+            defer { sqlite3_bind_null(statement, index) }
+            guard let other else { return try execute() }
+            try other.text.withUnsafeBufferPointer { buffer in
+                bindText(buffer, at: other.index, inPlace: true)
+                defer { sqlite3_bind_null(statement, other.index) }
+                try execute()
+            }
+        }
     }
 
     /// Runs the statement to completion and resets it for the next bindings.

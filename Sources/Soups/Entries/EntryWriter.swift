@@ -96,16 +96,16 @@ final class EntryWriter {
     /// Updates the entry `id` as `shape` says; returns whether it was found (and written).
     private func update(_ prepared: PreparedEntry, id: Int64, shape: UpdateShape) throws -> Bool {
         let statement = try update(shape)
-        statement.bind(text: text, at: 1)
         statement.bind(now, at: 2)
         var parameter: Int32 = 2
         for (offset, value) in prepared.columnValues.enumerated() where shape.names(offset) {
             parameter += 1
             statement.bind(value, at: parameter)
         }
-        if let confirmed = prepared.confirmed {
+        var confirmed: (text: [UInt8], index: Int32)?
+        if let text = prepared.confirmed {
             parameter += 1
-            statement.bind(text: confirmed, at: parameter)
+            confirmed = (text, parameter)
         }
         parameter += 1
         statement.bind(id, at: parameter)
@@ -113,7 +113,7 @@ final class EntryWriter {
             parameter += 1
             statement.bind(value, at: parameter)
         }
-        try statement.execute()
+        try statement.execute(bindingText: text, at: 1, and: confirmed)
         return statement.changes > 0
     }
 
@@ -174,11 +174,9 @@ final class EntryWriter {
             }
             statement.bind(id, at: 1)
             statement.bind(now, at: 2)
-            statement.bind(text: text, at: 3)
             statement.bind(now, at: 4)
             for (offset, value) in prepared.columnValues.enumerated() { statement.bind(value, at: Int32(offset + 5)) }
-            if let confirmed = prepared.confirmed { statement.bind(text: confirmed, at: Int32(prepared.columnValues.count + 5)) }
-            try statement.execute()
+            try statement.execute(bindingText: text, at: 3, and: prepared.confirmed.map { ($0, Int32(prepared.columnValues.count + 5)) })
         }
         // The full-text table follows its columns: untouched when none was written.
         let fullTextWritten = fullTextColumns.contains { offset in named.map { $0 & (1 << UInt64(offset)) != 0 } ?? true }

@@ -82,7 +82,6 @@ extension SoupStore {
             values[ownValue] = Array(entry.value.jsonString.utf8)
             read.append(try Self.rewrite(text, names: nameBytes, values: values, reading: readBytes, into: &patched,
                                          confirming: patch.confirming, confirmed: &confirmed))
-            update.bind(text: patched, at: 1)
             update.bind(now, at: 2)
             var parameter: Int32 = 2
             for column in columns {
@@ -94,12 +93,10 @@ extension SoupStore {
                     update.bind((value?.isTruthy ?? false) ? 1 : 0, at: parameter)
                 }
             }
-            if patch.confirming {
-                parameter += 1
-                update.bind(text: confirmed, at: parameter)
-            }
+            let confirmedText = patch.confirming ? (text: confirmed, index: parameter + 1) : nil
+            if patch.confirming { parameter += 1 }
             update.bind(entry.id, at: parameter + 1)
-            try update.execute()
+            try update.execute(bindingText: patched, at: 1, and: confirmedText)
             for (filter, field, type) in filters {
                 let value = field == ownValue ? entry.value : fieldValues[field]
                 if filter.insert(SoupTable.columnValue(value, type: type)), !full.contains(where: { $0 === filter }) { full.append(filter) }

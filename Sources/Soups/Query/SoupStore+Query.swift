@@ -302,8 +302,8 @@ extension SoupStore {
                 entry = parsed[nextParsed]
                 nextParsed += 1
             } else {
-                var stub = JSONObject(uniqueKeysWithValues: [(SyncField.soupEntryId, .integer(row.id)), (SyncField.local, .bool(row.dirty))])
-                if let syncId = row.syncId { stub[SyncField.syncId] = .integer(syncId) }
+                let id = (SyncField.soupEntryId, JSONValue.integer(row.id)), local = (SyncField.local, JSONValue.bool(row.dirty))
+                var stub = JSONObject(uniqueKeysWithValues: row.syncId.map { [id, local, (SyncField.syncId, .integer($0))] } ?? [id, local])
                 if let field, let text = row.field { stub[field] = try JSONParser.parse(text).value }
                 entry = stub
             }

@@ -121,6 +121,7 @@ public struct ExtractCSVStage: Stage {
             return .failure(CoercionFailure("expected \(names.count) columns, found \(values.count)"))
         }
         var record = JSONObject()
+        record.reserveCapacity(names.count + constants.count + 1)
         if let sobjectType { record["attributes"] = ["type": .string(sobjectType)] }
         for (name, value) in zip(names, values) {
             if value.isEmpty {

@@ -317,8 +317,10 @@ public struct SoupStagingStage: Stage {
         let keys = records.compactMap { $0.record[matchOn] }.filter { !$0.isNull }
         let existing = try await context.store.entries(in: soupName, where: matchOn, in: keys)
         var toStore: [JSONObject] = []
+        toStore.reserveCapacity(records.count)
         var localIds = LocalIdSequence()
         var positions: [WritePlan.Slot] = []
+        positions.reserveCapacity(records.count)
         var claimed = Set<Int64>()
         for staged in records {
             let record = staged.record
@@ -352,6 +354,8 @@ public struct SoupStagingStage: Stage {
                 toStore.append(entry)
             } else {
                 var entry = record
+                // Room for the id and the flags added: one allocation.
+                entry.reserveCapacity(record.count + SyncField.flags.count + 1)
                 guard let type = Self.type(of: record) ?? sobjectType else {
                     try rejects.add(line: staged.position, reason: "no attributes.type (set the stage's sobjectType)",
                                     raw: JSONValue.object(record).jsonString)

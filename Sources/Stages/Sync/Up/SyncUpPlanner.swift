@@ -18,6 +18,7 @@ struct SyncUpPlanner {
 
     func plan(_ tree: inout SyncUpTree, index: Int) -> TreePlan {
         var plan = TreePlan()
+        plan.operations.reserveCapacity(tree.children.count + 1)
         let parentKey = RecordKey(tree: index, child: nil)
         var parentAction = tree.parent.action
         var parentDelete: SyncUpOperation?

@@ -92,6 +92,7 @@ public struct SyncUpRecord: Sendable {
     public func payload(for action: Action) -> JSONObject {
         let list = action == .create ? createFields : updateFields
         var fields = JSONObject()
+        fields.reserveCapacity((list?.count ?? entry.count) + 1)
         if let list {
             for name in list where entry.contains(name) { fields[name] = entry[name] }
         } else {

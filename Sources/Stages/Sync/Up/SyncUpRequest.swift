@@ -35,9 +35,17 @@ enum SyncUpRequest: Sendable {
         switch self {
         case .rest(let operation): return [operation]
         case .composite(let operations), .collection(_, let operations), .bulk(_, _, _, let operations): return operations
-        case .graph(let graphs): return graphs.flatMap { $0 }
-        case .compositeCollections(let parts): return parts.flatMap(\.operations)
+        case .graph(let graphs): return Self.joined(graphs)
+        case .compositeCollections(let parts): return Self.joined(parts.map(\.operations))
         }
+    }
+
+    /// `lists` one after the other, in one allocation (a page's requests are read many times).
+    private static func joined(_ lists: [[SyncUpOperation]]) -> [SyncUpOperation] {
+        var all: [SyncUpOperation] = []
+        all.reserveCapacity(lists.reduce(0) { $0 + $1.count })
+        for list in lists { all.append(contentsOf: list) }
+        return all
     }
 
     /// `true` for a Bulk API job.
@@ -185,8 +193,11 @@ struct SyncUpPacker {
                 if let index = parts.firstIndex(where: { Kind($0) == kind && $0.operations.count < OrgLimits.collection }) {
                     parts[index].operations.append(operation)
                 } else {
+                    // A call fills up to the limit: its room taken once.
+                    var first = [operation]
+                    first.reserveCapacity(OrgLimits.collection)
                     parts.append(SyncUpRequest.CollectionPart(call: kind.call, objectType: kind.objectType, parents: kind.parents,
-                                                              operations: [operation]))
+                                                              operations: first))
                 }
             }
         }

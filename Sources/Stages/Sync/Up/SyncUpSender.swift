@@ -208,8 +208,13 @@ struct SyncUpSender {
         var unsent: [RecordKey: SyncUpOutcome] = [:]
         func resolve(_ operations: [SyncUpOperation], referencing sameRequest: Set<RecordKey>,
                      reference: (RecordKey) -> String? = { "@{\($0.referenceId).id}" }) -> [SyncUpOperation] {
-            operations.compactMap { operation in
-                guard let link = operation.parentLink else { return operation }
+            var resolvedOperations: [SyncUpOperation] = []
+            resolvedOperations.reserveCapacity(operations.count)
+            for operation in operations {
+                guard let link = operation.parentLink else {
+                    resolvedOperations.append(operation)
+                    continue
+                }
                 var resolved = operation
                 if sameRequest.contains(link.parent), let expression = reference(link.parent) {
                     resolved.fields[link.field] = .string(expression)
@@ -218,17 +223,18 @@ struct SyncUpSender {
                     resolved.fields[link.field] = .string(id)
                 } else if outcomes[link.parent]?.error == nil {
                     unsent[operation.key] = .unresolved("its parent's create is \(outcomes[link.parent]?.isUncertain == true ? "uncertain" : "not confirmed"); sent once the parent is settled")
-                    return nil
+                    continue
                 } else {
                     let reason = outcomes[link.parent]?.error.map { "\($0.code): \($0.message)" } ?? "its outcome is unknown"
                     unsent[operation.key] = .failed(SyncUpError(
                         status: 424, code: "PARENT_NOT_SYNCED", message: "not sent: its parent was not created (\(reason))",
                         fields: [link.field]))
-                    return nil
+                    continue
                 }
                 resolved.parentLink = nil
-                return resolved
+                resolvedOperations.append(resolved)
             }
+            return resolvedOperations
         }
         let resolved: SyncUpRequest?
         switch request {
