@@ -6,9 +6,10 @@ Loads N accounts with 5 contacts each from CSV files into a fresh `pipeline emul
   * `pipeline run`: extract.csv → stage (contacts linked to their accounts) → markDirty → syncUp (auto);
   * a plain simple-salesforce script: sObject Collections of 200, accounts then contacts, ids mapped;
   * CumulusCI `load_dataset` at its defaults (REST below 2,000 records a step, Bulk API 1.0 above).
-Prints wall time, the CPU time of the tool's process, and the API requests the org counted.
+Prints wall time, the CPU time of the tool's process (medians of --rounds runs, the tools taken in
+turn), and the API requests the org counted.
 
-    scripts/bench-peers.py [--trees N] [--pipeline .build/release/pipeline]
+    scripts/bench-peers.py [--trees N] [--rounds 5] [--pipeline .build/release/pipeline]
 
 simple-salesforce runs from this Python; CumulusCI from .build/conformance/cumulusci (see .ci/run).
 """
@@ -17,6 +18,7 @@ import csv
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -170,21 +172,32 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--trees", type=int, default=1000)
     parser.add_argument("--pipeline", default=os.path.join(ROOT, ".build", "release", "pipeline"))
+    parser.add_argument("--rounds", type=int, default=5,
+                        help="runs of each tool per latency, taken in turn; medians reported (default: 5)")
     arguments = parser.parse_args()
-    binary, trees = arguments.pipeline, arguments.trees
-    print(f"CSV → org: {trees} accounts × 5 contacts ({trees * 6} records); wall and CPU seconds of the tool, API requests the org counted")
-    print(f"{'latency':>7}  {'tool':<28} {'wall s':>7} {'cpu s':>6} {'requests':>8}  vs pipeline")
+    binary, trees, rounds = arguments.pipeline, arguments.trees, max(1, arguments.rounds)
+    print(f"CSV → org: {trees} accounts × 5 contacts ({trees * 6} records); wall and CPU seconds of the tool "
+          f"(medians of {rounds} runs each, the tools in turn), API requests the org counted")
+    print(f"{'latency':>7}  {'tool':<28} {'wall s':>7} {'cpu s':>6} {'requests':>8}  vs pipeline  walls")
+    tools = [
+        ("pipeline run (auto)", lambda f, e, c: run_pipeline(binary, f, e), False),
+        ("simple-salesforce script", lambda f, e, c: run_simple_salesforce(f, e), False),
+    ]
+    if os.path.exists(os.path.join(ROOT, ".build", "conformance", "cumulusci", "bin", "cci")):
+        tools.append(("CumulusCI load_dataset", lambda f, e, c: run_cumulusci(f, e, trees, c), True))
     for latency in (0, 50):
-        rows = [
-            measure("pipeline run (auto)", latency, binary, trees, lambda f, e, c: run_pipeline(binary, f, e)),
-            measure("simple-salesforce script", latency, binary, trees, lambda f, e, c: run_simple_salesforce(f, e)),
-        ]
-        if os.path.exists(os.path.join(ROOT, ".build", "conformance", "cumulusci", "bin", "cci")):
-            rows.append(measure("CumulusCI load_dataset", latency, binary, trees,
-                                lambda f, e, c: run_cumulusci(f, e, trees, c), tls=True))
+        # In turn rather than one tool's runs in a row: a shared machine's drift falls on all alike.
+        runs = {name: [] for name, _, _ in tools}
+        for _ in range(rounds):
+            for name, body, tls in tools:
+                runs[name].append(measure(name, latency, binary, trees, body, tls=tls))
+        rows = [{"name": name, "wall": statistics.median(r["wall"] for r in runs[name]),
+                 "cpu": statistics.median(r["cpu"] for r in runs[name]), "requests": runs[name][-1]["requests"],
+                 "walls": [r["wall"] for r in runs[name]]} for name, _, _ in tools]
         for row in rows:
             ratio = row["wall"] / rows[0]["wall"]
-            print(f"{latency:>5} ms  {row['name']:<28} {row['wall']:>7.2f} {row['cpu']:>6.2f} {row['requests']:>8}  {ratio:>5.2f}x")
+            walls = " ".join(f"{wall:.2f}" for wall in row["walls"])
+            print(f"{latency:>5} ms  {row['name']:<28} {row['wall']:>7.2f} {row['cpu']:>6.2f} {row['requests']:>8}  {ratio:>10.2f}x  {walls}")
 
 
 if __name__ == "__main__":
