@@ -192,7 +192,8 @@ def main():
             for name, body, tls in tools:
                 runs[name].append(measure(name, latency, binary, trees, body, tls=tls))
         rows = [{"name": name, "wall": statistics.median(r["wall"] for r in runs[name]),
-                 "cpu": statistics.median(r["cpu"] for r in runs[name]), "requests": runs[name][-1]["requests"],
+                 "cpu": statistics.median(r["cpu"] for r in runs[name]),
+                 "requests": "/".join(str(count) for count in sorted({r["requests"] for r in runs[name]})),
                  "walls": [r["wall"] for r in runs[name]]} for name, _, _ in tools]
         for row in rows:
             ratio = row["wall"] / rows[0]["wall"]

@@ -103,10 +103,10 @@ private struct Parser {
     var duplicates: [JSONDuplicateKey] = []
     /// Where the parser is, rendered only when a repeated key is reported.
     var path: [PathComponent] = []
-    /// The member count of the last object ended at each of the first levels: the room taken for
-    /// the next object at that level (the records of a page share their shape), so its members
-    /// are not grown one reallocation after another.
-    var objectSizes = InlineArray<8, Int>(repeating: 0)
+    /// The member count of the last object with members ended at each of the first eight levels:
+    /// the room taken for the next object at that level (the records of a page share their
+    /// shape), so its members are not grown one reallocation after another.
+    var objectSizes = SIMD8<Int>(repeating: 0)
 
     enum PathComponent {
         case key(String)
@@ -194,7 +194,7 @@ private struct Parser {
         if depth > JSONParser.maximumDepth { throw error("nesting deeper than \(JSONParser.maximumDepth) levels") }
         index += 1
         var object = JSONObject()
-        let level = depth < objectSizes.count ? depth : nil
+        let level = depth <= objectSizes.scalarCount ? depth - 1 : nil
         if let level, objectSizes[level] > 0 { object.reserveCapacity(objectSizes[level]) }
         skipWhitespace()
         if index < bytes.count && bytes[index] == UInt8(ascii: "}") {

@@ -137,7 +137,15 @@ import Testing
                 updated["Code"] = length % 2 == 0 ? .string("") : .array([.integer(Int64(length))])
                 changes.save(updated, in: "Accounts")
             }
+            // New entries in the same write: inserts that record what the org confirmed too.
+            let added = lengths.prefix(9).map { entry(["Name": name($0, 3), "Number": .integer(Int64(-$0))]) }
+            for entry in added { changes.save(entry, in: "Accounts") }
             try await store.apply(changes)
+            let addedIds = Array(Int64(lengths.count + 1)...Int64(lengths.count + added.count))
+            let addedRead = try await store.retrieve(ids: addedIds, from: "Accounts")
+            #expect(values(addedRead, "Name") == lengths.prefix(9).map { name($0, 3) })
+            let addedConfirmed = try await store.confirmed(ids: addedIds, in: "Accounts")
+            #expect(addedIds.map { addedConfirmed[$0]?["Number"] } == lengths.prefix(9).map { .integer(Int64(-$0)) })
             let read = try await store.retrieve(ids: ids(stored), from: "Accounts")
             #expect(values(read, "Name") == lengths.reversed().map { name($0, 2) })
             #expect(values(read, "Code") == lengths.reversed().map { $0 % 2 == 0 ? .string("") : .array([.integer(Int64($0))]) })

@@ -103,9 +103,9 @@ final class EntryWriter {
             statement.bind(value, at: parameter)
         }
         var confirmed: (text: [UInt8], index: Int32)?
-        if let text = prepared.confirmed {
+        if let confirmedText = prepared.confirmed {
             parameter += 1
-            confirmed = (text, parameter)
+            confirmed = (confirmedText, parameter)
         }
         parameter += 1
         statement.bind(id, at: parameter)

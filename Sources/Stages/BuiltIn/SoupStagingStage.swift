@@ -354,8 +354,6 @@ public struct SoupStagingStage: Stage {
                 toStore.append(entry)
             } else {
                 var entry = record
-                // Room for the id and the flags added: one allocation.
-                entry.reserveCapacity(record.count + SyncField.flags.count + 1)
                 guard let type = Self.type(of: record) ?? sobjectType else {
                     try rejects.add(line: staged.position, reason: "no attributes.type (set the stage's sobjectType)",
                                     raw: JSONValue.object(record).jsonString)
@@ -363,6 +361,8 @@ public struct SoupStagingStage: Stage {
                     positions.append(.none)
                     continue
                 }
+                // Room for the attributes, the id and the flags added: one allocation.
+                entry.reserveCapacity(record.count + SyncField.flags.count + 2)
                 entry["attributes"] = ["type": .string(type)]
                 if entry["Id"]?.stringValue?.isEmpty ?? true { entry["Id"] = .string(localIds.next()) }
                 for flag in SyncField.flags where entry[flag] == nil { entry[flag] = .bool(false) }
