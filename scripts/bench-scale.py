@@ -79,7 +79,6 @@ def high_water_kb(pid):
 def bare_insert(csv_path, db_path):
     """The bare reference for staging: the same CSV parsed, the same JSON built, and inserted into
     SQLite with the soup's three indexed columns — no soup store, no sync fields beyond the flags."""
-    import sqlite3
     start = time.monotonic()
     cpu0 = time.process_time()
     db = sqlite3.connect(db_path)

@@ -93,8 +93,11 @@ extension SoupStore {
                     update.bind((value?.isTruthy ?? false) ? 1 : 0, at: parameter)
                 }
             }
-            let confirmedText = patch.confirming ? (text: confirmed, index: parameter + 1) : nil
-            if patch.confirming { parameter += 1 }
+            var confirmedText: (text: [UInt8], index: Int32)?
+            if patch.confirming {
+                parameter += 1
+                confirmedText = (confirmed, parameter)
+            }
             update.bind(entry.id, at: parameter + 1)
             try update.execute(bindingText: patched, at: 1, and: confirmedText)
             for (filter, field, type) in filters {
