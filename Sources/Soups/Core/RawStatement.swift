@@ -131,6 +131,22 @@ final class RawStatement {
         }
         /// The column's UTF-8 text, copied.
         func bytes(_ index: Int32) -> [UInt8] { Array(text(index)) }
+        /// Whether the column holds `value` in its storage class (GRDB's `==` holds 1 and 1.0
+        /// equal), read in place.
+        func holds(_ value: DatabaseValue, at index: Int32) -> Bool {
+            switch (value.storage, sqlite3_column_type(statement, index)) {
+            case (.null, SQLITE_NULL): return true
+            case (.int64(let number), SQLITE_INTEGER): return sqlite3_column_int64(statement, index) == number
+            case (.double(let number), SQLITE_FLOAT): return sqlite3_column_double(statement, index).bitPattern == number.bitPattern
+            case (.string(var string), SQLITE_TEXT): return string.withUTF8 { $0.elementsEqual(text(index)) }
+            case (.blob(let data), SQLITE_BLOB):
+                let count = Int(sqlite3_column_bytes(statement, index))
+                guard count == data.count else { return false }
+                guard count > 0, let blob = sqlite3_column_blob(statement, index) else { return true }
+                return data.elementsEqual(UnsafeRawBufferPointer(start: blob, count: count))
+            default: return false
+            }
+        }
     }
 
     /// Runs the statement and hands `body` each row's columns, without building GRDB rows.

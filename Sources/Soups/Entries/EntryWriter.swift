@@ -24,6 +24,8 @@ final class EntryWriter {
     /// The positions in `optionalColumns` of full-text index columns.
     private let fullTextColumns: [Int]
     private var findByExternalId: (path: String, statement: RawStatement)?
+    /// Finds a merged entry's match by its key column, prepared when first needed.
+    private var matchByKey: (column: String, statement: RawStatement)?
     /// The full-text paths and the statements that replace an entry's row, prepared when first needed.
     private var fullText: (paths: [String], delete: RawStatement, insert: RawStatement)?
     private var nextId: Int64
@@ -137,7 +139,94 @@ final class EntryWriter {
 
     /// Stores one entry and returns its `_soupEntryId`; see ``SoupStore/upsert(_:into:externalIdPath:)``.
     func write(_ prepared: PreparedEntry, externalIdPath: String) throws -> Int64 {
-        let existingId = try self.existingId(of: prepared.entry, externalIdPath: externalIdPath)
+        try write(prepared, over: try existingId(of: prepared.entry, externalIdPath: externalIdPath),
+                  changed: prepared.previousColumnValues.flatMap { Self.changes(from: $0, to: prepared.columnValues) })
+    }
+
+    /// What ``merge(_:key:)`` did with an entry.
+    enum MergeOutcome {
+        case created, updated, unchanged
+    }
+
+    /// Stores an entry of a ``SoupMerge`` over the oldest entry whose index column `column` holds
+    /// `key`, or as a new entry when there is none (`key` `nil`: known to be new); leaves the
+    /// entry found as it is when it stores the same (``JSONObject/storesSameSync(as:)``).
+    func merge(_ prepared: PreparedEntry, key: DatabaseValue?, column: String) throws -> MergeOutcome {
+        guard let key, let found = try match(key, column: column, for: prepared) else {
+            _ = try write(prepared, over: nil, changed: nil)
+            return .created
+        }
+        if found.same { return .unchanged }
+        _ = try write(prepared, over: found.id, changed: found.changed)
+        return .updated
+    }
+
+    /// The oldest entry whose index column `column` holds `key`: its `_soupEntryId`, which of
+    /// `prepared`'s column values it does not hold (a bit each, read in place), and whether
+    /// `prepared` would store the same over it.
+    private func match(_ key: DatabaseValue, column: String, for prepared: PreparedEntry)
+        throws -> (id: Int64, changed: UInt64?, same: Bool)?
+    {
+        let statement: RawStatement
+        if let prepared = matchByKey, prepared.column == column {
+            statement = prepared.statement
+        } else {
+            statement = try RawStatement(db, sql: """
+                SELECT id, soup, \(optionalColumns.joined(separator: ", ")) FROM \(table.tableName) \
+                WHERE \(column) = ? ORDER BY id LIMIT 1
+                """)
+            matchByKey = (column, statement)
+        }
+        statement.bind(key, at: 1)
+        var found: (Int64, UInt64?, Bool)?
+        let values = prepared.columnValues
+        try statement.forEachRow { row in
+            var changed: UInt64 = 0
+            for offset in values.indices where !row.holds(values[offset], at: Int32(offset + 2)) { changed |= 1 << UInt64(offset & 63) }
+            // `_local` and `_syncId` come first: only a clean entry of the same sync may be the same.
+            let candidate = changed & 0b11 == 0 && values[0] == (0 as Int64).databaseValue
+            found = (row.int64(0), values.count <= 64 ? changed : nil, try candidate && Self.storesSame(row.text(1), as: prepared))
+        }
+        return found
+    }
+
+    /// Whether the stored JSON `soup` of a clean entry of the same sync holds what `prepared`
+    /// would store: at once when its text is the prepared text followed by the two fields the
+    /// store appends, else by comparing its data fields.
+    private static func storesSame(_ soup: UnsafeBufferPointer<UInt8>, as prepared: PreparedEntry) throws -> Bool {
+        let body = prepared.json.count - 1
+        if soup.count > body, soup[..<body].elementsEqual(prepared.json[..<body]), isStoreFieldsTail(soup[body...], after: body > 1) {
+            return true
+        }
+        return try SoupStore.decodeEntry(soup).storesSameSync(as: prepared.entry)
+    }
+
+    /// `,"_soupEntryId":<integer>,"_soupLastModifiedDate":<integer>}` (without its comma after an
+    /// empty body), as ``PreparedEntry/writeStoredJSON(id:modified:into:)`` appends them.
+    private static func isStoreFieldsTail(_ tail: Slice<UnsafeBufferPointer<UInt8>>, after members: Bool) -> Bool {
+        var rest = tail[...]
+        if members {
+            guard rest.first == UInt8(ascii: ",") else { return false }
+            rest = rest.dropFirst()
+        }
+        for name in [entryIdName, lastModifiedName] {
+            guard rest.starts(with: name) else { return false }
+            rest = rest.dropFirst(name.count)
+            if rest.first == UInt8(ascii: "-") { rest = rest.dropFirst() }
+            let digits = rest.prefix { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+            guard !digits.isEmpty else { return false }
+            rest = rest.dropFirst(digits.count)
+        }
+        return rest.elementsEqual([UInt8(ascii: "}")])
+    }
+
+    private static let entryIdName = Array("\"\(SyncField.soupEntryId)\":".utf8)
+    private static let lastModifiedName = Array(",\"\(SyncField.soupLastModifiedDate)\":".utf8)
+
+    /// Stores one entry over the entry `existingId` — of whose `_local`, `_syncId` and index
+    /// columns `changed` tells, when known, which the entry changes (a bit each) — or as a new
+    /// entry; returns its `_soupEntryId`.
+    private func write(_ prepared: PreparedEntry, over existingId: Int64?, changed: UInt64?) throws -> Int64 {
         let id: Int64
         if let existingId {
             id = existingId
@@ -153,10 +242,9 @@ final class EntryWriter {
             // Which columns change: told by the entry's previous values, else guessed to be those
             // the last such entry changed (the entries of one write are alike), else read. A
             // wrong guess writes nothing (its WHERE fails); then the entry is written naming all.
-            let known = prepared.previousColumnValues.flatMap { Self.changes(from: $0, to: prepared.columnValues) }
-            if let guess = known ?? lastChanged, try update(prepared, id: existingId, shape: UpdateShape(named: guess, confirming: confirming)) {
+            if let guess = changed ?? lastChanged, try update(prepared, id: existingId, shape: UpdateShape(named: guess, confirming: confirming)) {
                 named = guess
-            } else if known == nil, let stored = try storedColumns(existingId), let read = Self.changes(from: stored, to: prepared.columnValues),
+            } else if changed == nil, let stored = try storedColumns(existingId), let read = Self.changes(from: stored, to: prepared.columnValues),
                       try update(prepared, id: existingId, shape: UpdateShape(named: read, confirming: confirming)) {
                 lastChanged = read
                 named = read

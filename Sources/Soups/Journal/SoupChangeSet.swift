@@ -19,6 +19,8 @@ public struct SoupChangeSet: Sendable {
     /// Soups whose saved entries all hold what the org just sent (sync down): their data fields
     /// are recorded as confirmed, new entries included.
     public var confirmEverySave: Set<String> = []
+    /// Entries from the org stored over the ones they match, in order, after `saves`.
+    public var merges: [SoupMerge] = []
     /// A sync's state saved with the changes, in their transaction: the progress they make is
     /// recorded if and only if they are (a sync down's page and how far the sync has got).
     public var syncState: SyncState?
@@ -40,12 +42,18 @@ public struct SoupChangeSet: Sendable {
     /// Records the data fields the entry `id` of `soup` is saved with as what the org confirmed.
     public mutating func confirm(_ id: Int64, in soup: String) { confirmedSaves[soup, default: []].insert(id) }
 
+    /// Stores `entries`, which hold what the org sent, over the entries of `soup` holding the same
+    /// value at `keyPath` (see ``SoupMerge``).
+    public mutating func merge(_ entries: [JSONObject], into soup: String, matching keyPath: String) {
+        merges.append(SoupMerge(soup: soup, keyPath: keyPath, entries: entries))
+    }
+
     /// Deletes the entry `id` of `soup`.
     public mutating func delete(_ id: Int64, from soup: String) { deletions[soup, default: []].append(id) }
 
     /// `true` when applying would change nothing.
     public var isEmpty: Bool {
-        saves.isEmpty && deletions.isEmpty && settledJournalIds.isEmpty && syncState == nil
+        saves.isEmpty && merges.isEmpty && deletions.isEmpty && settledJournalIds.isEmpty && syncState == nil
     }
 }
 
@@ -54,11 +62,14 @@ public struct SoupChangeSet: Sendable {
 public struct PreparedChangeSet: Sendable {
     fileprivate var changes: SoupChangeSet
     fileprivate var entries: [PreparedEntries]
+    /// The entries of each of `changes.merges`, with its key path.
+    fileprivate var merges: [(entries: PreparedEntries, keyPath: String)]
 }
 
 extension SoupStore {
     /// Applies a change set atomically: all of it, or (on error) none of it.
-    public func apply(_ changes: SoupChangeSet) async throws {
+    @discardableResult
+    public func apply(_ changes: SoupChangeSet) async throws -> AppliedChanges {
         try await startApply(try await prepare(changes)).value()
     }
 
@@ -70,27 +81,36 @@ extension SoupStore {
             prepared.append(try await prepare(entries, for: soup, confirmingAll: changes.confirmEverySave.contains(soup),
                                               confirming: changes.confirmedSaves[soup] ?? [], replacing: changes.replaced[soup] ?? [:]))
         }
-        return PreparedChangeSet(changes: changes, entries: prepared)
+        var merges: [(PreparedEntries, String)] = []
+        for merge in changes.merges {
+            merges.append((try await prepare(merge.entries, for: merge.soup, confirmingAll: true, confirming: []), merge.keyPath))
+        }
+        return PreparedChangeSet(changes: changes, entries: prepared, merges: merges)
     }
 
     /// Queues a prepared change set's transaction on the store's writer and returns at once (see
     /// ``PendingWrite``): a sync down reads its next page while the store writes this one.
-    public func startApply(_ prepared: PreparedChangeSet) -> PendingWrite<Void> {
-        let pending = PendingWrite<Void>()
+    public func startApply(_ prepared: PreparedChangeSet) -> PendingWrite<AppliedChanges> {
+        let pending = PendingWrite<AppliedChanges>()
         let changes = prepared.changes
         guard !changes.isEmpty else {
-            pending.finish(.success(()))
+            pending.finish(.success(AppliedChanges()))
             return pending
         }
         pool.asyncWrite({ db in
             for entries in prepared.entries {
                 _ = try self.write(entries, externalIdPath: SyncField.soupEntryId, db)
             }
+            var applied = AppliedChanges()
+            for (entries, keyPath) in prepared.merges {
+                applied.merges.append(try self.merge(entries, matching: keyPath, db))
+            }
             for (soup, ids) in changes.deletions.sorted(by: { $0.key < $1.key }) {
                 _ = try Self.delete(ids: ids, from: soup, db)
             }
             try Self.removeFromJournal(ids: changes.settledJournalIds, db)
             if let sync = changes.syncState { try Self.saveSync(sync, db) }
+            return applied
         }, completion: { _, result in
             pending.finish(result)
         })

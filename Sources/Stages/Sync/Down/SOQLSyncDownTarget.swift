@@ -58,6 +58,9 @@ public struct SOQLSyncDownTarget: SyncDownTarget {
     }
 
     private func pageChanges(for records: [JSONObject], in context: SyncDownContext) async throws -> SyncDownPageChanges {
+        if context.mergeMode == .overwrite, try await context.store.soupSpec(named: soupName).index(forPath: idFieldName).map({ $0.type != .json1 }) == true {
+            return merged(records, in: context)
+        }
         var outcome = SyncDownPageOutcome()
         let ids = records.compactMap { $0[idFieldName] }.filter { !$0.isNull }
         let existing = try await context.store.entriesToSyncOver(in: soupName, where: idFieldName, in: ids, syncId: context.syncId)
@@ -75,6 +78,23 @@ public struct SOQLSyncDownTarget: SyncDownTarget {
             outcome.stored(date: ServerTimestamp.milliseconds(record[modificationDateFieldName]))
         }
         return SyncDownPageChanges(changes: changes, outcome: outcome, ids: Set(ids.map { SalesforceId.key($0) }))
+    }
+
+    /// A page that overwrites whatever its records match, matched as it is written (``SoupMerge``):
+    /// nothing is read first. Every record is stored or found unchanged, so every date counts.
+    private func merged(_ records: [JSONObject], in context: SyncDownContext) -> SyncDownPageChanges {
+        var outcome = SyncDownPageOutcome()
+        var entries: [JSONObject] = []
+        entries.reserveCapacity(records.count)
+        for record in records {
+            entries.append(SyncedEntry.entry(for: record, syncId: context.syncId))
+            outcome.stored(date: ServerTimestamp.milliseconds(record[modificationDateFieldName]))
+        }
+        var changes = SoupChangeSet()
+        changes.merge(entries, into: soupName, matching: idFieldName)
+        let object = records.first?["attributes"]?["type"]?.stringValue ?? query.from.name
+        // Written in order, each matched in the write: a record a later page holds again needs no wait.
+        return SyncDownPageChanges(changes: changes, outcome: outcome, ids: [], mergedObjects: [object])
     }
 
     public func cleanGhosts(in context: SyncDownContext) async throws -> StageResult {

@@ -74,6 +74,7 @@ struct SyncDownEngine {
                 try await writes.settle()
                 if Task.isCancelled {
                     try await tracker.finish(.stopped)
+                    result.merge(writes.merged)
                     return result
                 }
             }
@@ -84,13 +85,16 @@ struct SyncDownEngine {
         }
         try await tracker.raiseMaxTimeStamp(to: newest)
         try await tracker.finish(.done)
+        result.merge(writes.merged)
         return result
     }
 
     /// The page write under way, with the sync's state it saves and the ids it stores.
     struct PageWrites {
         let tracker: SyncStateTracker
-        private var pending: (write: PendingWrite<Void>, ids: Set<String>, state: SyncState)?
+        private var pending: (write: PendingWrite<AppliedChanges>, ids: Set<String>, state: SyncState, mergedObjects: [String])?
+        /// The counts of the merges written so far (a page's merges count once written).
+        private(set) var merged = StageResult()
 
         init(tracker: SyncStateTracker) {
             self.tracker = tracker
@@ -113,14 +117,15 @@ struct SyncDownEngine {
             changes.syncState = state
             let prepared = try await store.prepare(changes)
             try await settle()
-            pending = (store.startApply(prepared), page.ids, state)
+            pending = (store.startApply(prepared), page.ids, state, page.mergedObjects)
         }
 
         /// Waits for the write under way; once committed, its state is the sync's.
         mutating func settle() async throws {
             guard let current = pending else { return }
             pending = nil
-            try await current.write.value()
+            let applied = try await current.write.value()
+            merged.merge(SyncDownPageChanges.counts(of: applied, objects: current.mergedObjects))
             await tracker.committed(current.state)
         }
     }

@@ -66,8 +66,7 @@ public struct SyncDownContext: Sendable {
     /// Writes a page's changes and returns its outcome: ``SyncDownTarget/save(_:from:in:)`` for a
     /// target that implements ``SyncDownTarget/changes(for:from:in:)``.
     public func store(_ page: SyncDownPageChanges) async throws -> SyncDownPageOutcome {
-        try await store.apply(page.changes)
-        return page.outcome
+        page.outcome(after: try await store.apply(page.changes))
     }
 }
 
@@ -78,11 +77,34 @@ public struct SyncDownPageChanges: Sendable {
     /// The ids (``SalesforceId/key(_:)``) of the records the page stores: a later page holding
     /// one of them is read only once this one is written.
     public var ids: Set<String>
+    /// The object whose `created`, `updated` and `unchanged` counts each of `changes.merges`
+    /// makes, known once written (``outcome(after:)``).
+    public var mergedObjects: [String]
 
-    public init(changes: SoupChangeSet, outcome: SyncDownPageOutcome, ids: Set<String>) {
+    public init(changes: SoupChangeSet, outcome: SyncDownPageOutcome, ids: Set<String>, mergedObjects: [String] = []) {
         self.changes = changes
         self.outcome = outcome
         self.ids = ids
+        self.mergedObjects = mergedObjects
+    }
+
+    /// The page's outcome once `applied`: with the counts of its merges.
+    public func outcome(after applied: AppliedChanges) -> SyncDownPageOutcome {
+        var outcome = outcome
+        outcome.result.merge(Self.counts(of: applied, objects: mergedObjects))
+        return outcome
+    }
+
+    /// The counts the merges of a page made, by object.
+    static func counts(of applied: AppliedChanges, objects: [String]) -> StageResult {
+        var result = StageResult()
+        for (counts, object) in zip(applied.merges, objects) {
+            for (key, amount) in [(StageCounts.created, counts.created), (StageCounts.updated, counts.updated),
+                                  (StageCounts.unchanged, counts.unchanged)] where amount > 0 {
+                result.add(key, amount, object: object)
+            }
+        }
+        return result
     }
 }
 

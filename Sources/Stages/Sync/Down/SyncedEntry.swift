@@ -12,15 +12,21 @@ public enum SyncedEntry {
 
     /// The entry to save, and the count it makes.
     public static func make(_ record: JSONObject, over existing: JSONObject?, syncId: Int64) -> (entry: JSONObject, change: Change) {
+        var entry = entry(for: record, syncId: syncId)
+        guard let existing, let id = existing.soupEntryId else { return (entry, .created) }
+        entry[SyncField.soupEntryId] = .integer(id)
+        return (entry, existing.storesSameSync(as: entry) ? .unchanged : .updated)
+    }
+
+    /// The entry `record` becomes, whatever it is stored over: the record with `__sync_id__`, clean
+    /// (what a ``SoupMerge`` of a sync down holds).
+    public static func entry(for record: JSONObject, syncId: Int64) -> JSONObject {
         var entry = record
         // Room for the sync id, the flags, the error and the entry id: one allocation.
         entry.reserveCapacity(record.count + 8)
         entry[SyncField.syncId] = .integer(syncId)
         entry.markClean()
-        guard let existing, let id = existing.soupEntryId else { return (entry, .created) }
-        entry[SyncField.soupEntryId] = .integer(id)
-        let same = !existing.isDirty && existing[SyncField.syncId] == .integer(syncId) && existing.dataFields == entry.dataFields
-        return (entry, same ? .unchanged : .updated)
+        return entry
     }
 
     /// Stores `record` over `existing` through `changes` (nothing to write when it is unchanged)

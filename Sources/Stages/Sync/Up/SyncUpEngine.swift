@@ -813,7 +813,7 @@ struct SyncUpEngine {
         changes.settledJournalIds.append(contentsOf: Set(results.refusedJournalIds).subtracting(changes.settledJournalIds))
         // The store writes the page while its counts and result rows are worked out; they are
         // recorded once the write has committed.
-        var writing: PendingWrite<Void>?
+        var writing: PendingWrite<AppliedChanges>?
         if !settings.dryRun {
             try await propagateNewIds(trees, final: final, asRead: asRead, into: &changes)
             writing = store.startApply(try await store.prepare(changes))
@@ -868,7 +868,7 @@ struct SyncUpEngine {
             }
         }
         for index in trees.indices where !unsettled.contains(index) { page.settledRoots.insert(trees[index].parent.entryId) }
-        try await writing?.value()
+        _ = try await writing?.value()
         for (key, row) in uncertain { tally.pending[key] = row }
         for (key, count, object) in counted {
             tally.settle(key)
