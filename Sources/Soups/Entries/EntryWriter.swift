@@ -143,7 +143,7 @@ final class EntryWriter {
                   changed: prepared.previousColumnValues.flatMap { Self.changes(from: $0, to: prepared.columnValues) })
     }
 
-    /// What ``merge(_:key:)`` did with an entry.
+    /// What ``merge(_:key:column:)`` did with an entry.
     enum MergeOutcome {
         case created, updated, unchanged
     }
@@ -181,11 +181,15 @@ final class EntryWriter {
         var found: (Int64, UInt64?, Bool)?
         let values = prepared.columnValues
         try statement.forEachRow { row in
-            var changed: UInt64 = 0
-            for offset in values.indices where !row.holds(values[offset], at: Int32(offset + 2)) { changed |= 1 << UInt64(offset & 63) }
+            var changed: UInt64?
+            if values.count <= 64 {
+                var bits: UInt64 = 0
+                for offset in values.indices where !row.holds(values[offset], at: Int32(offset + 2)) { bits |= 1 << UInt64(offset) }
+                changed = bits
+            }
             // `_local` and `_syncId` come first: only a clean entry of the same sync may be the same.
-            let candidate = changed & 0b11 == 0 && values[0] == (0 as Int64).databaseValue
-            found = (row.int64(0), values.count <= 64 ? changed : nil, try candidate && Self.storesSame(row.text(1), as: prepared))
+            let candidate = values[0] == (0 as Int64).databaseValue && row.holds(values[0], at: 2) && row.holds(values[1], at: 3)
+            found = (row.int64(0), changed, try candidate && Self.storesSame(row.text(1), as: prepared))
         }
         return found
     }
@@ -239,9 +243,10 @@ final class EntryWriter {
         var named: UInt64?
         if let existingId {
             let confirming = prepared.confirmed != nil
-            // Which columns change: told by the entry's previous values, else guessed to be those
-            // the last such entry changed (the entries of one write are alike), else read. A
-            // wrong guess writes nothing (its WHERE fails); then the entry is written naming all.
+            // Which columns change: told by `changed` (from the entry's previous values), else
+            // guessed to be those the last such entry changed (the entries of one write are
+            // alike), else read. A wrong guess writes nothing (its WHERE fails); then the entry
+            // is written naming all.
             if let guess = changed ?? lastChanged, try update(prepared, id: existingId, shape: UpdateShape(named: guess, confirming: confirming)) {
                 named = guess
             } else if changed == nil, let stored = try storedColumns(existingId), let read = Self.changes(from: stored, to: prepared.columnValues),

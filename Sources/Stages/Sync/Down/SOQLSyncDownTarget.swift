@@ -93,8 +93,8 @@ public struct SOQLSyncDownTarget: SyncDownTarget {
         var changes = SoupChangeSet()
         changes.merge(entries, into: soupName, matching: idFieldName)
         let object = records.first?["attributes"]?["type"]?.stringValue ?? query.from.name
-        // Written in order, each matched in the write: a record a later page holds again needs no wait.
-        return SyncDownPageChanges(changes: changes, outcome: outcome, ids: [], mergedObjects: [object])
+        let ids = Set(records.compactMap { record in record[idFieldName].flatMap { $0.isNull ? nil : SalesforceId.key($0) } })
+        return SyncDownPageChanges(changes: changes, outcome: outcome, ids: ids, mergedObjects: [object])
     }
 
     public func cleanGhosts(in context: SyncDownContext) async throws -> StageResult {
