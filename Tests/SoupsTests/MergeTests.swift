@@ -27,7 +27,12 @@ import Testing
             try await store.registerSoup(soup("Accounts", ("Id", .string), ("Name", .string)))
             let first = try await merge([synced(["Id": "001A", "Name": "Acme"]), synced(["Id": "001B", "Name": "Bolt"])], into: store)
             #expect(first == SoupMerge.Counts(created: 2))
+            // A date no write of this test can give: a rewritten entry would lose it.
+            try await store.pool.write { db in
+                try db.execute(sql: "UPDATE TABLE_1 SET soup = json_set(soup, '$._soupLastModifiedDate', 5)")
+            }
             let before = try await allEntries(store, "Accounts")
+            #expect(before[0][SyncField.soupLastModifiedDate] == 5)
             // Again: one the same, one changed, one new.
             let second = try await merge([synced(["Id": "001A", "Name": "Acme"]), synced(["Id": "001B", "Name": "Bolt 2"]),
                                           synced(["Id": "001C", "Name": "Core"])], into: store)
@@ -83,7 +88,28 @@ import Testing
         }
     }
 
-    @Test func aValueFilterLetsNewKeysSkipTheLookupAndStaysCurrent() async throws {
+    @Test func storedTextWithAnythingBeyondTheStoreFieldsIsComparedByItsData() async throws {
+        try await withStore { store in
+            try await store.registerSoup(soup("Accounts", ("Id", .string)))
+            let records = [synced(["Id": "001A", "n": 1]), synced(["Id": "001B", "n": 1]), synced(["Id": "001C", "n": 1])]
+            _ = try await merge(records, into: store)
+            // A member after the store's two fields; the prefix of a longer number; a fraction
+            // in the date: none is the text the fast path accepts.
+            try await store.pool.write { db in
+                try db.execute(sql: "UPDATE TABLE_1 SET soup = substr(soup, 1, length(soup) - 1) || ',\"x\":1}' WHERE id = 1")
+                try db.execute(sql: "UPDATE TABLE_1 SET soup = replace(soup, '\"n\":1', '\"n\":12') WHERE id = 2")
+                try db.execute(sql: "UPDATE TABLE_1 SET soup = substr(soup, 1, length(soup) - 1) || '.5}' WHERE id = 3")
+            }
+            let counts = try await merge(records, into: store)
+            // The extra member and the longer number are data the record lacks; the date is not data.
+            #expect(counts == SoupMerge.Counts(updated: 2, unchanged: 1))
+            let after = try await allEntries(store, "Accounts")
+            #expect(values(after, "n") == [1, 1, 1])
+            #expect(!after[0].contains("x"))
+        }
+    }
+
+    @Test func aValueFilterStaysCurrentThroughAMerge() async throws {
         try await withStore { store in
             try await store.registerSoup(soup("Accounts", ("Id", .string)))
             try await store.upsert([synced(["Id": "001A", "Name": "Acme"])], into: "Accounts")

@@ -1,10 +1,11 @@
 import JSON
 
 /// Entries holding what the org just sent, each stored over the soup's entry that holds the same
-/// value at `keyPath` — found in the write's own transaction, so matching costs no read of its
-/// own and sees every entry written before it, an earlier one of the same merge included. An entry
-/// that would store nothing new (``JSONObject/storesSameSync(as:)``) is left as it is; the data
-/// fields of every entry written are recorded as what the org confirmed.
+/// value at `keyPath` — looked up through that index by the writer, in the write's own transaction,
+/// so nothing is read before the write and each lookup sees every entry written before it, an
+/// earlier one of the same merge included. A clean entry that would store nothing new
+/// (``JSONObject/storesSameSync(as:)``) is left as it is; the data fields of every entry written
+/// are recorded as what the org confirmed.
 ///
 /// `keyPath` must be indexed with a column (not `json1`). Of several entries holding one value,
 /// the oldest is the one stored over.
@@ -41,6 +42,10 @@ public struct SoupMerge: Sendable {
 public struct AppliedChanges: Sendable {
     /// The counts of each of ``SoupChangeSet/merges``, in order.
     public var merges: [SoupMerge.Counts] = []
+
+    public init(merges: [SoupMerge.Counts] = []) {
+        self.merges = merges
+    }
 }
 
 extension JSONObject {

@@ -110,7 +110,9 @@ public struct SyncDownPageChanges: Sendable {
 
 /// What storing one page did.
 public struct SyncDownPageOutcome: Sendable {
-    /// `created`, `updated`, `unchanged` and `conflicts`, per object.
+    /// `created`, `updated`, `unchanged` and `conflicts`, per object — for a page whose changes
+    /// hold merges (``SyncDownPageChanges/mergedObjects``), the merges' counts only once written
+    /// (``SyncDownPageChanges/outcome(after:)``, as ``SyncDownContext/store(_:)`` returns it).
     public var result = StageResult()
     /// The newest modification date among the records stored (epoch milliseconds).
     public var maxTimeStamp: Int64?
