@@ -42,6 +42,12 @@ struct SoupTable: Sendable {
         }
     }
 
+    /// The position of the index at `offset` among an entry's index column values (json1 indexes
+    /// have none), which follow its `_local` and `_syncId`.
+    func columnValueIndex(ofIndexAt offset: Int) -> Int {
+        columns[..<offset].compactMap { $0 }.count
+    }
+
     /// The index type of `path`, when it has one.
     func indexType(forPath path: String) -> IndexType? {
         spec.index(forPath: path)?.type

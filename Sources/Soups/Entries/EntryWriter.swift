@@ -168,8 +168,8 @@ final class EntryWriter {
         throws -> (id: Int64, changed: UInt64?, same: Bool)?
     {
         let statement: RawStatement
-        if let prepared = matchByKey, prepared.column == column {
-            statement = prepared.statement
+        if let cached = matchByKey, cached.column == column {
+            statement = cached.statement
         } else {
             statement = try RawStatement(db, sql: """
                 SELECT id, soup, \(optionalColumns.joined(separator: ", ")) FROM \(table.tableName) \
@@ -199,33 +199,11 @@ final class EntryWriter {
     /// store appends, else by comparing its data fields.
     private static func storesSame(_ soup: UnsafeBufferPointer<UInt8>, as prepared: PreparedEntry) throws -> Bool {
         let body = prepared.json.count - 1
-        if soup.count > body, soup[..<body].elementsEqual(prepared.json[..<body]), isStoreFieldsTail(soup[body...], after: body > 1) {
+        if soup.count > body, soup[..<body].elementsEqual(prepared.json[..<body]), PreparedEntry.isStoreFieldsTail(soup[body...], after: body > 1) {
             return true
         }
         return try SoupStore.decodeEntry(soup).storesSameSync(as: prepared.entry)
     }
-
-    /// `,"_soupEntryId":<integer>,"_soupLastModifiedDate":<integer>}` (without its comma after an
-    /// empty body), as ``PreparedEntry/writeStoredJSON(id:modified:into:)`` appends them.
-    private static func isStoreFieldsTail(_ tail: Slice<UnsafeBufferPointer<UInt8>>, after members: Bool) -> Bool {
-        var rest = tail[...]
-        if members {
-            guard rest.first == UInt8(ascii: ",") else { return false }
-            rest = rest.dropFirst()
-        }
-        for name in [entryIdName, lastModifiedName] {
-            guard rest.starts(with: name) else { return false }
-            rest = rest.dropFirst(name.count)
-            if rest.first == UInt8(ascii: "-") { rest = rest.dropFirst() }
-            let digits = rest.prefix { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
-            guard !digits.isEmpty else { return false }
-            rest = rest.dropFirst(digits.count)
-        }
-        return rest.elementsEqual([UInt8(ascii: "}")])
-    }
-
-    private static let entryIdName = Array("\"\(SyncField.soupEntryId)\":".utf8)
-    private static let lastModifiedName = Array(",\"\(SyncField.soupLastModifiedDate)\":".utf8)
 
     /// Stores one entry over the entry `existingId` — of whose `_local`, `_syncId` and index
     /// columns `changed` tells, when known, which the entry changes (a bit each) — or as a new

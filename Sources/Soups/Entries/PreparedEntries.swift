@@ -86,6 +86,25 @@ struct PreparedEntry: Sendable {
         JSONValue.writeInteger(modified, into: &buffer)
         buffer.append(UInt8(ascii: "}"))
     }
+
+    /// `,"_soupEntryId":<integer>,"_soupLastModifiedDate":<integer>}` (without its comma after an
+    /// empty body), as ``writeStoredJSON(id:modified:into:)`` appends them.
+    static func isStoreFieldsTail(_ tail: Slice<UnsafeBufferPointer<UInt8>>, after members: Bool) -> Bool {
+        var rest = tail[...]
+        if members {
+            guard rest.first == UInt8(ascii: ",") else { return false }
+            rest = rest.dropFirst()
+        }
+        for name in [entryIdName, lastModifiedName] {
+            guard rest.starts(with: name) else { return false }
+            rest = rest.dropFirst(name.count)
+            if rest.first == UInt8(ascii: "-") { rest = rest.dropFirst() }
+            let digits = rest.prefix { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+            guard !digits.isEmpty else { return false }
+            rest = rest.dropFirst(digits.count)
+        }
+        return rest.elementsEqual([UInt8(ascii: "}")])
+    }
 }
 
 /// Entries as a write stored them: each prepared entry with its `_soupEntryId` and

@@ -15,7 +15,7 @@ extension SoupStore {
         let writer = try EntryWriter(table: table, filters: filters, db: db)
         // The key's position among an entry's column values (after `_local` and `_syncId`), and
         // the filter that may tell at once that a key is new.
-        let keyIndex = table.columns[..<offset].compactMap { $0 }.count
+        let keyIndex = table.columnValueIndex(ofIndexAt: offset)
         let filter = filters.first { $0.valueIndex == keyIndex }?.filter
         var counts = SoupMerge.Counts()
         for entry in entries {

@@ -39,7 +39,7 @@ extension SoupStore {
                     filters[table.spec.name]?[path] = nil
                     continue
                 }
-                current.append((filter, table.columns[..<offset].compactMap { $0 }.count))
+                current.append((filter, table.columnValueIndex(ofIndexAt: offset)))
             }
             return current
         }
