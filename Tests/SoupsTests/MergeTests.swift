@@ -137,4 +137,34 @@ import Testing
             await #expect(throws: SoupStoreError.notIndexed(soup: "Accounts", path: "Missing")) { try await store.apply(changes) }
         }
     }
+
+    /// A sync down queues each page's write behind the one before before knowing how that one
+    /// ends: behind a failure it writes nothing, its sync state with it; behind a commit it writes.
+    @Test func aWriteQueuedBehindAFailedOneWritesNothing() async throws {
+        try await withStore { store in
+            try await store.registerSoup(soup("Accounts", ("Id", .string)))
+            var state = try await store.createSync(SyncState(name: "down", type: .syncDown, soupName: "Accounts", target: [:], options: [:]))
+            func page(_ id: String, matching key: String = "Id", progress: Int) -> SoupChangeSet {
+                var changes = SoupChangeSet()
+                changes.merge([synced(["Id": .string(id)])], into: "Accounts", matching: key)
+                state.progress = progress
+                changes.syncState = state
+                return changes
+            }
+            let failing = store.startApply(try await store.prepare(page("001A", matching: "Missing", progress: 10)))
+            let behind = store.startApply(try await store.prepare(page("001B", progress: 20)), after: failing)
+            let after = store.startApply(try await store.prepare(page("001C", progress: 30)), after: behind)
+            await #expect(throws: SoupStoreError.notIndexed(soup: "Accounts", path: "Missing")) { try await failing.value() }
+            await #expect(throws: SoupStoreError.earlierWriteFailed) { try await behind.value() }
+            await #expect(throws: SoupStoreError.earlierWriteFailed) { try await after.value() }
+            #expect(try await allEntries(store, "Accounts").isEmpty)
+            #expect(try await store.sync(named: "down").progress == 0)
+            // Behind a write that committed, the next one writes.
+            let first = store.startApply(try await store.prepare(page("001D", progress: 40)))
+            let second = store.startApply(try await store.prepare(page("001E", progress: 50)), after: first)
+            #expect(try await second.value().merges == [SoupMerge.Counts(created: 1)])
+            #expect(values(try await allEntries(store, "Accounts"), "Id") == ["001D", "001E"])
+            #expect(try await store.sync(named: "down").progress == 50)
+        }
+    }
 }

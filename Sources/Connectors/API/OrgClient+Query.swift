@@ -40,8 +40,9 @@ extension OrgClient {
     /// Fetches the remaining pages of any nested child result of `record`.
     func completingChildren(of record: JSONObject) async throws -> JSONObject {
         var record = record
-        for key in record.keys {
-            guard let child = record[key]?.objectValue, child["done"] == false, var next = child["nextRecordsUrl"]?.stringValue,
+        // The members as they were: a member completed below is not met again.
+        for (key, value) in record {
+            guard let child = value.objectValue, child["done"] == false, var next = child["nextRecordsUrl"]?.stringValue,
                   var records = child["records"]?.arrayValue else { continue }
             while true {
                 let page = try await send(OrgRequest(method: "GET", path: next, kind: "query")).json()

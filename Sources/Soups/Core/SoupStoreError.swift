@@ -18,6 +18,8 @@ public enum SoupStoreError: Error, Sendable, Equatable, CustomStringConvertible 
     case lockUnavailable(path: String, reason: String)
     /// The file was written by a newer release (it holds schema migrations this one does not know).
     case newerSchema(path: String, migrations: [String])
+    /// A write queued behind one that failed (``SoupStore/startApply(_:after:)``): nothing written.
+    case earlierWriteFailed
 
     public var description: String {
         switch self {
@@ -41,6 +43,7 @@ public enum SoupStoreError: Error, Sendable, Equatable, CustomStringConvertible 
         case .lockUnavailable(let path, let reason): return "\(path): cannot open the lock file (\(reason))"
         case .newerSchema(let path, let migrations):
             return "\(path) was written by a newer SyncPipeline (schema \(migrations.joined(separator: ", "))); use that release or newer"
+        case .earlierWriteFailed: return "not written: the write queued before it failed"
         }
     }
 }

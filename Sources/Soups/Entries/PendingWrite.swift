@@ -9,12 +9,17 @@ public final class PendingWrite<Value: Sendable>: Sendable {
         case finished(Result<Value, Error>)
     }
     private let state = Mutex(State.running([]))
+    /// Called once the write's value is had: ends the loan of what the write read (``WriterLoan``).
+    private let settled: (@Sendable () -> Void)?
 
-    init() {}
+    init(settled: (@Sendable () -> Void)? = nil) {
+        self.settled = settled
+    }
 
     /// What the write gave, once it has committed; throws its error.
     public func value() async throws -> Value {
-        try await withCheckedThrowingContinuation { continuation in
+        defer { settled?() }
+        return try await withCheckedThrowingContinuation { continuation in
             let finished: Result<Value, Error>? = state.withLock { state in
                 switch state {
                 case .finished(let result): return result
@@ -25,6 +30,14 @@ public final class PendingWrite<Value: Sendable>: Sendable {
                 }
             }
             if let finished { continuation.resume(with: finished) }
+        }
+    }
+
+    /// `true` once the write has committed (`false` while it runs or when it failed).
+    var succeeded: Bool {
+        state.withLock { state in
+            if case .finished(.success) = state { return true }
+            return false
         }
     }
 

@@ -90,14 +90,24 @@ extension SoupStore {
 
     /// Queues a prepared change set's transaction on the store's writer and returns at once (see
     /// ``PendingWrite``): a sync down reads its next page while the store writes this one.
-    public func startApply(_ prepared: PreparedChangeSet) -> PendingWrite<AppliedChanges> {
-        let pending = PendingWrite<AppliedChanges>()
-        let changes = prepared.changes
-        guard !changes.isEmpty else {
+    /// - Parameter previous: a write queued before on this store. This one writes nothing and fails
+    ///   with ``SoupStoreError/earlierWriteFailed`` unless that one committed, so it may be queued
+    ///   before that one's outcome is known (a page's sync state is never saved past a page lost).
+    public func startApply(_ prepared: PreparedChangeSet, after previous: PendingWrite<AppliedChanges>? = nil) -> PendingWrite<AppliedChanges> {
+        guard !prepared.changes.isEmpty || previous != nil else {
+            let pending = PendingWrite<AppliedChanges>()
             pending.finish(.success(AppliedChanges()))
             return pending
         }
+        // The write reads the change set through a loan that whoever awaits it ends, so the
+        // writer does not spend its time freeing the page.
+        let loan = WriterLoan(prepared)
+        let pending = PendingWrite<AppliedChanges>(settled: loan.end)
         pool.asyncWrite({ db in
+            // The writer runs writes in turn and finishes each before the next: `previous` is done.
+            if let previous, !previous.succeeded { throw SoupStoreError.earlierWriteFailed }
+            let prepared = loan.value
+            let changes = prepared.changes
             for entries in prepared.entries {
                 _ = try self.write(entries, externalIdPath: SyncField.soupEntryId, db)
             }

@@ -92,7 +92,8 @@ struct SyncDownEngine {
     /// The page write under way, with the sync's state it saves and the ids it stores.
     struct PageWrites {
         let tracker: SyncStateTracker
-        private var pending: (write: PendingWrite<AppliedChanges>, ids: Set<String>, state: SyncState, mergedObjects: [String])?
+        private typealias Pending = (write: PendingWrite<AppliedChanges>, ids: Set<String>, state: SyncState, mergedObjects: [String])
+        private var pending: Pending?
         /// The counts of the merges written so far (a page's merges count once written).
         private(set) var merged = StageResult()
 
@@ -105,9 +106,11 @@ struct SyncDownEngine {
             pending.map { !$0.ids.isDisjoint(with: ids) } ?? false
         }
 
-        /// Prepares a page's write while the one under way runs, waits for that one, then queues
-        /// this one — never behind a write that failed, whose state it would carry past — saving
-        /// the sync's state with it: `done` records handled and, when given, `maxTimeStamp` raised.
+        /// Prepares a page's write while the one under way runs and queues it behind that one —
+        /// it writes nothing unless that one committed, whose state it carries past — then waits
+        /// for that one: the writer goes from page to page without waiting for this task. The
+        /// page's write saves the sync's state with it: `done` records handled and, when given,
+        /// `maxTimeStamp` raised.
         mutating func start(_ page: SyncDownPageChanges, done: Int, raisingMaxTimeStampTo stamp: Int64?, in store: SoupStore) async throws {
             var state: SyncState
             if let pending { state = pending.state } else { state = await tracker.state }
@@ -116,14 +119,19 @@ struct SyncDownEngine {
             var changes = page.changes
             changes.syncState = state
             let prepared = try await store.prepare(changes)
-            try await settle()
-            pending = (store.startApply(prepared), page.ids, state, page.mergedObjects)
+            let previous = pending
+            pending = (store.startApply(prepared, after: previous?.write), page.ids, state, page.mergedObjects)
+            if let previous { try await settle(previous) }
         }
 
         /// Waits for the write under way; once committed, its state is the sync's.
         mutating func settle() async throws {
             guard let current = pending else { return }
             pending = nil
+            try await settle(current)
+        }
+
+        private mutating func settle(_ current: Pending) async throws {
             let applied = try await current.write.value()
             merged.merge(SyncDownPageChanges.counts(of: applied, objects: current.mergedObjects))
             await tracker.committed(current.state)
