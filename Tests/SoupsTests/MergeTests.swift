@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import JSON
 import Testing
@@ -144,24 +145,29 @@ import Testing
         try await withStore { store in
             try await store.registerSoup(soup("Accounts", ("Id", .string)))
             var state = try await store.createSync(SyncState(name: "down", type: .syncDown, soupName: "Accounts", target: [:], options: [:]))
-            func page(_ id: String, matching key: String = "Id", progress: Int) -> SoupChangeSet {
+            func page(_ id: String, matching key: String = "Id", progress: Int) async throws -> PreparedChangeSet {
                 var changes = SoupChangeSet()
                 changes.merge([synced(["Id": .string(id)])], into: "Accounts", matching: key)
                 state.progress = progress
                 changes.syncState = state
-                return changes
+                return try await store.prepare(changes)
             }
-            let failing = store.startApply(try await store.prepare(page("001A", matching: "Missing", progress: 10)))
-            let behind = store.startApply(try await store.prepare(page("001B", progress: 20)), after: failing)
-            let after = store.startApply(try await store.prepare(page("001C", progress: 30)), after: behind)
+            let pages = [try await page("001A", matching: "Missing", progress: 10), try await page("001B", progress: 20),
+                         try await page("001C", progress: 30), try await page("001D", progress: 40), try await page("001E", progress: 50)]
+            // The writer held until every write is queued: none knows how the one before ends.
+            let gate = DispatchSemaphore(value: 0)
+            store.pool.asyncWriteWithoutTransaction { _ in gate.wait() }
+            let failing = store.startApply(pages[0])
+            let behind = store.startApply(pages[1], after: failing)
+            let after = store.startApply(pages[2], after: behind)
+            let first = store.startApply(pages[3])
+            let second = store.startApply(pages[4], after: first)
+            gate.signal()
             await #expect(throws: SoupStoreError.notIndexed(soup: "Accounts", path: "Missing")) { try await failing.value() }
             await #expect(throws: SoupStoreError.earlierWriteFailed) { try await behind.value() }
             await #expect(throws: SoupStoreError.earlierWriteFailed) { try await after.value() }
-            #expect(try await allEntries(store, "Accounts").isEmpty)
-            #expect(try await store.sync(named: "down").progress == 0)
             // Behind a write that committed, the next one writes.
-            let first = store.startApply(try await store.prepare(page("001D", progress: 40)))
-            let second = store.startApply(try await store.prepare(page("001E", progress: 50)), after: first)
+            #expect(try await first.value().merges == [SoupMerge.Counts(created: 1)])
             #expect(try await second.value().merges == [SoupMerge.Counts(created: 1)])
             #expect(values(try await allEntries(store, "Accounts"), "Id") == ["001D", "001E"])
             #expect(try await store.sync(named: "down").progress == 50)

@@ -383,6 +383,62 @@ import Testing
         let sync = try await SoupStore.openForReading(path: pipeline.store).sync(named: "fold")
         #expect(sync.status == .done && sync.totalSize == 300)
     }
+
+    /// Each page's write is queued behind the one before while that one runs: when a page's write
+    /// fails, the pages after it store nothing, nor their progress and `maxTimeStamp`, and the sync
+    /// fails with that page's error.
+    @Test func aPageWhoseWriteFailsLeavesNothingOfTheLaterPagesStored() async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        var registry = testRegistry
+        registry.register(syncDownTarget: ["failing"]) { sync, settings in
+            SecondPageFailingTarget(inner: try SOQLSyncDownTarget(sync: sync, settings: settings))
+        }
+        let syncs = """
+            [ { "syncName": "fail", "syncType": "syncDown", "soupName": "Accounts",
+                "target": { "type": "failing", "query": "SELECT Name FROM Account WHERE Name LIKE 'P%'", "maxBatchSize": 200 } } ]
+            """
+        let pipeline = try bench.pipeline(syncs: syncs, stages: #"[ { "id": "down", "type": "syncDown", "sync": "fail" } ]"#, registry: registry)
+        for chunk in Array(0..<600).chunked(into: 200) {
+            _ = try await bench.client.createRecords(chunk.map { ["attributes": ["type": "Account"], "Name": .string(String(format: "P%03d", $0))] })
+        }
+        let outcome = try await bench.run(pipeline)
+        #expect(outcome.exitCode != 0)
+        #expect(outcome.report.stages[0].error?.contains(#"does not have an index on "Missing""#) == true, "\(outcome.report.stages[0].error ?? "")")
+        // The first page only: its entries, and the state it was written with.
+        let accounts = try await bench.entries("Accounts", pipeline)
+        #expect(accounts.count == 200)
+        let sync = try await SoupStore.openForReading(path: pipeline.store).sync(named: "fail")
+        #expect(sync.status == .failed && sync.progress == 33)
+        #expect(sync.maxTimeStamp == accounts.compactMap { ServerTimestamp.milliseconds($0["LastModifiedDate"]) }.max())
+    }
+}
+
+/// A SOQL target whose second page's write fails: it also merges an entry on a key the soup
+/// does not index.
+final class SecondPageFailingTarget: SyncDownTarget {
+    let inner: SOQLSyncDownTarget
+    private let pages = Mutex(0)
+
+    init(inner: SOQLSyncDownTarget) {
+        self.inner = inner
+    }
+
+    func queries(since: Int64?) throws -> [SyncDownQuery] { try inner.queries(since: since) }
+
+    func save(_ records: [JSONObject], from query: SyncDownQuery, in context: SyncDownContext) async throws -> SyncDownPageOutcome {
+        try await inner.save(records, from: query, in: context)
+    }
+
+    func changes(for records: [JSONObject], from query: SyncDownQuery, in context: SyncDownContext) async throws -> SyncDownPageChanges? {
+        guard var planned = try await inner.changes(for: records, from: query, in: context) else { return nil }
+        if pages.withLock({ $0 += 1; return $0 }) == 2 {
+            planned.changes.merge([["Name": "unmatched"]], into: "Accounts", matching: "Missing")
+        }
+        return planned
+    }
+
+    func cleanGhosts(in context: SyncDownContext) async throws -> StageResult { try await inner.cleanGhosts(in: context) }
 }
 
 /// A SOQL target whose record `F<n>` is stored under the id `folded-<n % 200>`.

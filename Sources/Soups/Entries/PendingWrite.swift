@@ -1,7 +1,7 @@
 import Synchronization
 
 /// A write queued on the store's writer (``SoupStore/startUpsert(_:externalIdPath:)``,
-/// ``SoupStore/startApply(_:)``): writes start in the order they were queued, one after the other,
+/// ``SoupStore/startApply(_:after:)``): writes start in the order they were queued, one after the other,
 /// with no task hop between them.
 public final class PendingWrite<Value: Sendable>: Sendable {
     private enum State {
@@ -33,10 +33,11 @@ public final class PendingWrite<Value: Sendable>: Sendable {
         }
     }
 
-    /// `true` once the write has committed (`false` while it runs or when it failed).
-    var succeeded: Bool {
+    /// How the write ended: `nil` while it runs.
+    var succeeded: Bool? {
         state.withLock { state in
-            if case .finished(.success) = state { return true }
+            guard case .finished(let result) = state else { return nil }
+            if case .success = result { return true }
             return false
         }
     }

@@ -2,7 +2,8 @@ import Synchronization
 
 /// What a queued write reads, held apart from the write's closure so that the task awaiting the
 /// write frees it (``PendingWrite/value()``), not the store's writer, whose time bounds a sync
-/// down: freeing a page of prepared entries took about a tenth of it.
+/// down: freeing a page of prepared entries took about a tenth of it. A write nobody awaits
+/// frees it with its last reference, which may be the writer's.
 final class WriterLoan<Value: Sendable>: Sendable {
     private let slot: Mutex<Value?>
 

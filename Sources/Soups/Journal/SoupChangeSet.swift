@@ -104,8 +104,12 @@ extension SoupStore {
         let loan = WriterLoan(prepared)
         let pending = PendingWrite<AppliedChanges>(settled: loan.end)
         pool.asyncWrite({ db in
-            // The writer runs writes in turn and finishes each before the next: `previous` is done.
-            if let previous, !previous.succeeded { throw SoupStoreError.earlierWriteFailed }
+            // The writer runs writes in turn and finishes each before the next: `previous`, queued
+            // before on this store, is done.
+            if let previous, previous.succeeded != true {
+                assert(previous.succeeded != nil, "startApply(_:after:): the previous write was not queued before on this store")
+                throw SoupStoreError.earlierWriteFailed
+            }
             let prepared = loan.value
             let changes = prepared.changes
             for entries in prepared.entries {
