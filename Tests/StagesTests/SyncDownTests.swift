@@ -357,23 +357,32 @@ import Testing
         #expect(sync.status == .done && sync.totalSize == 2_500 && sync.progress == 100)
     }
 
+    /// Runs sync `name` down, through a target registered as `type` (`query`, pages of 200), once
+    /// `count` accounts named `prefix` and three digits are in the org.
+    private func syncDown(through type: String, _ make: @escaping SyncDownTargetMaker, name: String, query: String, accounts count: Int,
+                          prefix: String, in bench: SyncHarness) async throws -> (RunOutcome, PipelineDefinition) {
+        var registry = testRegistry
+        registry.register(syncDownTarget: [type], make)
+        let syncs = """
+            [ { "syncName": "\(name)", "syncType": "syncDown", "soupName": "Accounts",
+                "target": { "type": "\(type)", "query": "\(query)", "maxBatchSize": 200 } } ]
+            """
+        let pipeline = try bench.pipeline(syncs: syncs, stages: #"[ { "id": "down", "type": "syncDown", "sync": "\#(name)" } ]"#, registry: registry)
+        for chunk in Array(0..<count).chunked(into: 200) {
+            _ = try await bench.client.createRecords(chunk.map { ["attributes": ["type": "Account"], "Name": .string(prefix + String(format: "%03d", $0))] })
+        }
+        return (try await bench.run(pipeline), pipeline)
+    }
+
     /// A page is written while the next is read and merged: a record of the page under way that
     /// comes again in the next one is read once written, so it is stored once (updated, not
     /// created twice). Records fold onto 200 ids here, the second page's onto the first's.
     @Test func aRecordOfThePageBeingWrittenThatComesAgainIsStoredOnce() async throws {
         let bench = try await SyncHarness()
         defer { Task { await bench.close() } }
-        var registry = testRegistry
-        registry.register(syncDownTarget: ["folding"]) { sync, settings in FoldingTarget(inner: try SOQLSyncDownTarget(sync: sync, settings: settings)) }
-        let syncs = """
-            [ { "syncName": "fold", "syncType": "syncDown", "soupName": "Accounts",
-                "target": { "type": "folding", "query": "SELECT Name FROM Account WHERE Name LIKE 'F%' ORDER BY Name", "maxBatchSize": 200 } } ]
-            """
-        let pipeline = try bench.pipeline(syncs: syncs, stages: #"[ { "id": "down", "type": "syncDown", "sync": "fold" } ]"#, registry: registry)
-        for chunk in Array(0..<300).chunked(into: 200) {
-            _ = try await bench.client.createRecords(chunk.map { ["attributes": ["type": "Account"], "Name": .string(String(format: "F%03d", $0))] })
-        }
-        let outcome = try await bench.run(pipeline)
+        let (outcome, pipeline) = try await syncDown(through: "folding", { sync, settings in
+            FoldingTarget(inner: try SOQLSyncDownTarget(sync: sync, settings: settings))
+        }, name: "fold", query: "SELECT Name FROM Account WHERE Name LIKE 'F%' ORDER BY Name", accounts: 300, prefix: "F", in: bench)
         #expect(outcome.exitCode == 0, "\(outcome.report.stages[0].error ?? "")")
         #expect(outcome.report.stages[0].byObject == ["Account": ["created": 200, "updated": 100]])
         let accounts = try await bench.entries("Accounts", pipeline)
@@ -390,19 +399,9 @@ import Testing
     @Test func aPageWhoseWriteFailsLeavesNothingOfTheLaterPagesStored() async throws {
         let bench = try await SyncHarness()
         defer { Task { await bench.close() } }
-        var registry = testRegistry
-        registry.register(syncDownTarget: ["failing"]) { sync, settings in
+        let (outcome, pipeline) = try await syncDown(through: "failing", { sync, settings in
             SecondPageFailingTarget(inner: try SOQLSyncDownTarget(sync: sync, settings: settings))
-        }
-        let syncs = """
-            [ { "syncName": "fail", "syncType": "syncDown", "soupName": "Accounts",
-                "target": { "type": "failing", "query": "SELECT Name FROM Account WHERE Name LIKE 'P%'", "maxBatchSize": 200 } } ]
-            """
-        let pipeline = try bench.pipeline(syncs: syncs, stages: #"[ { "id": "down", "type": "syncDown", "sync": "fail" } ]"#, registry: registry)
-        for chunk in Array(0..<600).chunked(into: 200) {
-            _ = try await bench.client.createRecords(chunk.map { ["attributes": ["type": "Account"], "Name": .string(String(format: "P%03d", $0))] })
-        }
-        let outcome = try await bench.run(pipeline)
+        }, name: "fail", query: "SELECT Name FROM Account WHERE Name LIKE 'P%'", accounts: 600, prefix: "P", in: bench)
         #expect(outcome.exitCode != 0)
         #expect(outcome.report.stages[0].error?.contains(#"does not have an index on "Missing""#) == true, "\(outcome.report.stages[0].error ?? "")")
         // The first page only: its entries, and the state it was written with.
