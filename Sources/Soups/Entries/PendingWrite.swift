@@ -1,8 +1,8 @@
 import Synchronization
 
 /// A write queued on the store's writer (``SoupStore/startUpsert(_:externalIdPath:)``,
-/// ``SoupStore/startApply(_:after:)``): writes start in the order they were queued, one after the other,
-/// with no task hop between them.
+/// ``SoupStore/startApply(_:after:)``): writes start in the order they were queued, one after the
+/// other, with no task hop between them.
 public final class PendingWrite<Value: Sendable>: Sendable {
     private enum State {
         case running([CheckedContinuation<Value, Error>])
