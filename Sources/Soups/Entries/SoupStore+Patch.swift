@@ -32,6 +32,7 @@ extension SoupStore {
         let names = [patch.valueField] + patch.fields.map(\.name) + [SyncField.soupLastModifiedDate]
         let fieldValues: [JSONValue?] = [nil] + patch.fields.map(\.value) + [.integer(now)]
         var values: [[UInt8]?] = fieldValues.map { value in value.map { Array($0.jsonString.utf8) } }
+        values[ownValue] = []
         let reserved: Set<String> = [SyncField.soupEntryId, SyncField.soupLastModifiedDate, SyncField.soupCreatedDate, SyncField.syncId]
         guard Set(names).count == names.count, names.dropLast().allSatisfy({ !reserved.contains($0) && Self.isPlainName($0) }) else {
             throw PatchRefused()
@@ -66,6 +67,7 @@ extension SoupStore {
         var text: [UInt8] = []
         var patched: [UInt8] = []
         var confirmed: [UInt8] = []
+        var scratch = RewriteScratch()
         var read: [[JSONValue?]] = []
         read.reserveCapacity(patch.entries.count)
         var full: [SoupValueFilter] = []
@@ -79,9 +81,10 @@ extension SoupStore {
                 found = true
             }
             guard found else { throw PatchRefused() }
-            values[ownValue] = Array(entry.value.jsonString.utf8)
+            values[ownValue]!.removeAll(keepingCapacity: true)
+            entry.value.write(into: &values[ownValue]!)
             read.append(try Self.rewrite(text, names: nameBytes, values: values, reading: readBytes, into: &patched,
-                                         confirming: patch.confirming, confirmed: &confirmed))
+                                         confirming: patch.confirming, confirmed: &confirmed, scratch: &scratch))
             update.bind(now, at: 2)
             var parameter: Int32 = 2
             for column in columns {
@@ -110,18 +113,28 @@ extension SoupStore {
         return read
     }
 
+    /// The arrays ``rewrite(_:names:values:reading:into:confirming:confirmed:scratch:)`` fills
+    /// for each entry, kept from one entry to the next rather than allocated for each.
+    private struct RewriteScratch {
+        var present: [Bool] = []
+        var patchedAt: [Int?] = []
+    }
+
     /// Writes `text` (an object) into `output` with the members named in `names` given `values`
     /// (`nil`: removed; those absent added before `_soupEntryId`, else at the end; the last name
     /// is the store's `_soupLastModifiedDate`), the others copied; with `confirming`, the data
     /// fields of the result into `confirmed` too. Returns the values of the members `reading`
     /// names, as they were in `text`.
     private static func rewrite(_ text: [UInt8], names: [[UInt8]], values: [[UInt8]?], reading: [[UInt8]],
-                                into output: inout [UInt8], confirming: Bool, confirmed: inout [UInt8]) throws -> [JSONValue?] {
+                                into output: inout [UInt8], confirming: Bool, confirmed: inout [UInt8],
+                                scratch: inout RewriteScratch) throws -> [JSONValue?] {
         guard let members = try? JSONParser.members(of: text) else { throw PatchRefused() }
         // First which members are patched (and which patched names are absent), and what is read.
         var read = [JSONValue?](repeating: nil, count: reading.count)
-        var present = [Bool](repeating: false, count: names.count)
-        var patchedAt = [Int?](repeating: nil, count: members.count)
+        scratch.present.removeAll(keepingCapacity: true)
+        scratch.present.append(contentsOf: repeatElement(false, count: names.count))
+        scratch.patchedAt.removeAll(keepingCapacity: true)
+        scratch.patchedAt.append(contentsOf: repeatElement(nil, count: members.count))
         for (index, member) in members.enumerated() {
             let name = text[member.name]
             if name.contains(UInt8(ascii: "\\")) { throw PatchRefused() }
@@ -130,9 +143,9 @@ extension SoupStore {
                 read[position] = value
             }
             if let position = names.firstIndex(where: { $0.count == name.count && $0.elementsEqual(name) }) {
-                if present[position] { throw PatchRefused() }
-                present[position] = true
-                patchedAt[index] = position
+                if scratch.present[position] { throw PatchRefused() }
+                scratch.present[position] = true
+                scratch.patchedAt[index] = position
             }
         }
         output.removeAll(keepingCapacity: true)
@@ -151,7 +164,7 @@ extension SoupStore {
         var absentAdded = false
         func addAbsent() {
             absentAdded = true
-            for position in names.indices where !present[position] {
+            for position in names.indices where !scratch.present[position] {
                 if let value = values[position] { append(names[position][...], value[...]) }
             }
         }
@@ -159,7 +172,7 @@ extension SoupStore {
         for (index, member) in members.enumerated() {
             let name = text[member.name]
             if !absentAdded && name.elementsEqual(entryId) { addAbsent() }
-            if let position = patchedAt[index] {
+            if let position = scratch.patchedAt[index] {
                 if let value = values[position] { append(name, value[...]) }
             } else {
                 append(name, text[member.value])

@@ -63,6 +63,7 @@ struct SyncUpBulkJobs {
     /// jobs' ids and appends their rows to the jobs' uploads; returns each write's ticket.
     mutating func add(_ operations: [SyncUpOperation], checkBudget: @Sendable () async throws -> Void) async throws -> [(SyncUpOperation, Ticket)] {
         var tickets: [(SyncUpOperation, Ticket)] = []
+        tickets.reserveCapacity(operations.count)
         let requests = SyncUpPacker(transport: .bulk).bulkPhases(operations).joined()
         for case .bulk(let object, let kind, let field, let group) in requests {
             let key = Key(object: object, kind: kind, externalIdField: field)
@@ -101,7 +102,7 @@ struct SyncUpBulkJobs {
                     close(index)
                     continue
                 }
-                let segment = Array(group[start..<end])
+                let segment = start == 0 && end == group.count ? group : Array(group[start..<end])
                 let (journalIds, _) = try await sender.journal(segment, bulkJobId: jobs[index].id)
                 for (offset, operation) in segment.enumerated() {
                     let row = jobs[index].hashes.count

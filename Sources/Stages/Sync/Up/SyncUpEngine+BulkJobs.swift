@@ -162,6 +162,7 @@ extension SyncUpEngine {
         let conflicts = settings.mergeMode == .leaveIfChanged
             ? try await SyncUpConflictChecker(client: client, target: target).conflicts(in: trees) : [:]
         var operations: [SyncUpOperation] = []
+        operations.reserveCapacity(trees.count)
         let planner = SyncUpPlanner()
         // Whether every tree is a plain create, with the date of each entry.
         var creates: SpooledCreates?

@@ -89,6 +89,9 @@ struct SyncUpPacker {
     /// Parent creates and updates, then children, then parent deletes.
     private func staged<Operations: Sequence<SyncUpOperation>>(_ operations: Operations) -> [[SyncUpOperation]] {
         var stages: [[SyncUpOperation]] = [[], [], []]
+        // Room for all in the first (most often all creates and updates of parents): a Bulk page's
+        // 10,000 writes grown a doubling at a time are copied, and their memory faulted in, anew.
+        stages[0].reserveCapacity(operations.underestimatedCount)
         for operation in operations {
             if operation.key.child != nil {
                 stages[1].append(operation)
@@ -211,6 +214,12 @@ struct SyncUpPacker {
     }
 
     private func bulkRequests(_ operations: [SyncUpOperation]) -> [SyncUpRequest] {
+        // Most often one object and operation: the writes as they are, not copied one by one.
+        if let first = operations.first, operations.allSatisfy({
+            $0.objectType == first.objectType && $0.kind == first.kind && $0.externalIdField == first.externalIdField
+        }) {
+            return [.bulk(object: first.objectType, kind: first.kind, externalIdField: first.externalIdField, operations)]
+        }
         var groups: [(object: String, kind: SyncUpOperation.Kind, field: String?, operations: [SyncUpOperation])] = []
         for operation in operations {
             if let index = groups.firstIndex(where: {
