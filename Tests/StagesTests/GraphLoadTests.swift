@@ -60,13 +60,25 @@ import Testing
             "after": ["mark-accounts", "mark-contacts", "mark-opportunities", "mark-cases", "mark-tasks"] } ]
         """
 
-    @Test func fiveObjectsLoadFromCSVFilesWithEveryReferenceRight() async throws {
+    /// The same load with each `stage` flagging what it writes (`markDirty: true`) instead of
+    /// `markDirty` stages after them.
+    static let stagesMarkingAsTheyWrite: String = {
+        var stages = try! JSONParser.parse(Self.stages).arrayValue!.compactMap(\.objectValue)
+        stages.removeAll { $0["type"] == "markDirty" }
+        for index in stages.indices where stages[index]["type"] == "stage" { stages[index]["markDirty"] = true }
+        stages[stages.count - 1]["after"] = .array(stages.filter { $0["type"] == "stage" }.compactMap { $0["id"] })
+        return JSONValue.array(stages.map(JSONValue.object)).jsonString
+    }()
+
+    @Test(arguments: [false, true])
+    func fiveObjectsLoadFromCSVFilesWithEveryReferenceRight(markedAsStaged: Bool) async throws {
         let bench = try await SyncHarness()
         defer { Task { await bench.close() } }
         for (name, text) in Self.files {
             try text.write(toFile: (bench.directory as NSString).appendingPathComponent(name), atomically: true, encoding: .utf8)
         }
-        let pipeline = try bench.pipeline(syncs: Self.sync, stages: Self.stages)
+        let pipeline = try bench.pipeline(syncs: Self.sync, stages: markedAsStaged ? Self.stagesMarkingAsTheyWrite : Self.stages)
+        #expect(pipeline.stages.contains { $0.type == "markDirty" } != markedAsStaged)
         let outcome = try await bench.run(pipeline)
         #expect(outcome.exitCode == 0, "\(outcome.report.stages.map { "\($0.id): \($0.status) \($0.counts) \($0.error ?? "")" })")
         let up = try #require(outcome.report.stages.first { $0.id == "up" })

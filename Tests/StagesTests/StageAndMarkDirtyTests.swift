@@ -219,6 +219,68 @@ import Testing
         #expect(after.first { $0["Name"] == "Acme" }?[SyncField.local] == false)
     }
 
+    /// `markDirty: true` on `stage` flags each entry a record lands on as `markDirty` `as: auto`
+    /// would, in the staging write: new and still-local entries created, entries with a server id
+    /// updated only when their values differ from what the org confirmed, nothing flagged twice.
+    @Test func stagingWithMarkDirtyFlagsWhatItWritesAsAutoWould() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var storePath = ""
+        func stage(_ csv: String, marking: Bool, mergeMode: String = "OVERWRITE") async throws -> (RunOutcome, [String: JSONObject]) {
+            try write(csv, to: "accounts.csv", in: directory)
+            let (outcome, store) = try await run(directory, """
+                [ { "id": "csv", "type": "extract.csv", "file": "accounts.csv", "sobjectType": "Account" },
+                  { "id": "stage", "type": "stage", "from": "csv", "soup": "AccountSoup", "matchOn": "Name",
+                    "mergeMode": "\(mergeMode)", "markDirty": \(marking) } ]
+                """)
+            #expect(outcome.exitCode == (mergeMode == "OVERWRITE" ? 0 : 3), "conflicts make a partial run")
+            storePath = store.path
+            let stored = try await self.entries(store, "AccountSoup")
+            return (outcome, Dictionary(stored.map { ($0["Name"]!.stringValue!, $0) }, uniquingKeysWith: { $1 }))
+        }
+        func flags(_ entry: JSONObject?) -> [Bool] { SyncField.flags.map { entry?[$0]?.isTruthy ?? false } }
+        let clean = [false, false, false, false], created = [true, true, false, false], updated = [true, false, true, false]
+
+        // Staged without marking, then two of them given server ids the org confirmed.
+        let (_, first) = try await stage("Name,Industry\nAcme,Tech\nGlobex,Energy\nInitech,Banking\n", marking: false)
+        #expect(first.values.allSatisfy { flags($0) == clean })
+        let writer = try SoupStore(path: storePath)
+        var synced: [JSONObject] = []
+        for (name, id) in [("Acme", "001000000000001AAA"), ("Initech", "001000000000003AAA")] {
+            var entry = try #require(first[name])
+            entry["Id"] = .string(id)
+            synced.append(entry)
+        }
+        let saved = try await writer.upsert(synced, into: "AccountSoup")
+        try await writer.setConfirmed(Dictionary(saved.map { ($0.soupEntryId!, $0) }, uniquingKeysWith: { $1 }), in: "AccountSoup")
+        try writer.close()
+
+        // Acme as confirmed: left clean; Globex unchanged but still local: created; Initech
+        // changed: updated; Hooli new: created.
+        let csv = "Name,Industry\nAcme,Tech\nGlobex,Energy\nInitech,Finance\nHooli,Tech\n"
+        let (marked, entries) = try await stage(csv, marking: true)
+        #expect(marked.report.stages[1].counts == ["read": 4, "created": 1, "updated": 1, "unchanged": 2, "conflicts": 0, "rejected": 0])
+        #expect(flags(entries["Acme"]) == clean)
+        #expect(flags(entries["Globex"]) == created)
+        #expect(flags(entries["Initech"]) == updated)
+        #expect(flags(entries["Hooli"]) == created)
+        #expect(entries["Globex"]?[SyncField.soupEntryId] == first["Globex"]?[SyncField.soupEntryId], "matched, not duplicated")
+
+        // Again: nothing more to flag, and nothing written.
+        let (again, after) = try await stage(csv, marking: true)
+        #expect(again.report.stages[1].counts["unchanged"] == 4)
+        for name in ["Acme", "Globex", "Initech", "Hooli"] {
+            #expect(after[name]?[SyncField.soupLastModifiedDate] == entries[name]?[SyncField.soupLastModifiedDate], "\(name) not rewritten")
+        }
+
+        // LEAVE_IF_CHANGED: the dirty entries are conflicts, left as they are.
+        let (leave, kept) = try await stage("Name,Industry\nAcme,Retail\nGlobex,Retail\nInitech,Retail\nHooli,Retail\n",
+                                            marking: true, mergeMode: "LEAVE_IF_CHANGED")
+        #expect(leave.report.stages[1].counts["conflicts"] == 3 && leave.report.stages[1].counts["updated"] == 1)
+        #expect(flags(kept["Acme"]) == updated && kept["Acme"]?["Industry"] == "Retail")
+        #expect(kept["Globex"]?["Industry"] == "Energy" && flags(kept["Globex"]) == created)
+    }
+
     /// Several pages (2,000 entries each, one written while the next is read): every chosen entry
     /// flagged once, the others left alone, and a second run finds nothing more to flag.
     @Test func markDirtyAcrossPages() async throws {
@@ -286,11 +348,12 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let errors = loadErrors("""
             { \(Self.soups), "stages": [
-                { "id": "a", "type": "stage", "soup": "AccountSoup", "matchOn": "Website", "mergeMode": "MERGE" },
+                { "id": "a", "type": "stage", "soup": "AccountSoup", "matchOn": "Website", "mergeMode": "MERGE", "markDirty": "yes" },
                 { "id": "b", "type": "markDirty", "soup": "Nope", "as": "touched", "where": "Name = " } ] }
             """, in: directory)
         #expect(errors == [
             "stages[0].mergeMode: must be one of \"OVERWRITE\", \"LEAVE_IF_CHANGED\", not \"MERGE\"",
+            "stages[0].markDirty: must be a boolean (true or false without quotes), not string \"yes\"",
             "stages[0].matchOn: soup \"AccountSoup\" has no index on \"Website\"; matching needs an indexed path (indexed: Id, Name, __local__)",
             "stages[1].soup: no soup named \"Nope\"; known soups: AccountSoup, ContactSoup",
             "stages[1].as: must be one of \"created\", \"updated\", \"deleted\", \"auto\", not \"touched\"",

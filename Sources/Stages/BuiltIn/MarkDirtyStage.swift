@@ -44,6 +44,24 @@ public struct MarkDirtyStage: Stage {
         }
     }
 
+    /// The flag `as: auto` gives an entry: created without a server id; updated when its data
+    /// fields differ from `confirmed` (what the org last confirmed, `nil`: nothing yet); else none.
+    static func autoFlag(for entry: JSONObject, confirmed: JSONObject?) -> String? {
+        let id = entry["Id"]?.stringValue ?? ""
+        if id.isEmpty || SyncField.isLocalId(id) { return SyncField.locallyCreated }
+        if let confirmed, confirmed.dataFields == entry.dataFields { return nil }
+        return SyncField.locallyUpdated
+    }
+
+    /// Sets the flag `as: auto` gives `entry` (and `__local__`), unless it already has it;
+    /// returns the flag set.
+    static func markAuto(_ entry: inout JSONObject, confirmed: JSONObject?) -> String? {
+        guard let flag = autoFlag(for: entry, confirmed: confirmed), !(entry[flag]?.isTruthy == true && entry.isDirty) else { return nil }
+        entry[flag] = .bool(true)
+        entry[SyncField.local] = .bool(true)
+        return flag
+    }
+
     public func run(in context: StageContext) async throws -> StageResult {
         var result = StageResult()
         // Every entry, one flag: set in the store, without reading the entries.
@@ -71,15 +89,7 @@ public struct MarkDirtyStage: Stage {
                 let flag: String?
                 switch mode {
                 case .created, .updated, .deleted: flag = mode.flag
-                case .auto:
-                    let id = entry["Id"]?.stringValue ?? ""
-                    if id.isEmpty || SyncField.isLocalId(id) {
-                        flag = SyncField.locallyCreated
-                    } else if let snapshot = entry.soupEntryId.flatMap({ confirmed[$0] }), snapshot.dataFields == entry.dataFields {
-                        flag = nil
-                    } else {
-                        flag = SyncField.locallyUpdated
-                    }
+                case .auto: flag = Self.autoFlag(for: entry, confirmed: entry.soupEntryId.flatMap { confirmed[$0] })
                 }
                 guard let flag else {
                     result.add(StageCounts.unchanged, object: object)

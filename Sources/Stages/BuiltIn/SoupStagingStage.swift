@@ -5,7 +5,9 @@ import Soups
 /// `stage`: writes a dataset into a soup. Records are matched to entries on `matchOn`; fields
 /// present in a record replace the entry's values and the others are kept. Unmatched records become
 /// new entries — with their server `Id`, or a `local_` id — and clean sync flags (`markDirty` sets
-/// them). With `mergeMode` LEAVE_IF_CHANGED a dirty entry is never touched (counted as a conflict).
+/// them). With `markDirty: true` each entry a record lands on is flagged in the same write, as the
+/// `markDirty` stage's `as: auto` would flag it (no second pass over the soup). With `mergeMode`
+/// LEAVE_IF_CHANGED a dirty entry is never touched (counted as a conflict).
 /// `children` stores nested child records in their own soup, linked by `parentIdField`; `parent`
 /// (one link or a list) links each record to parent entries by keys — polymorphic links name
 /// several soups, a link into the stage's own soup is resolved after the whole input. A link
@@ -39,6 +41,8 @@ public struct SoupStagingStage: Stage {
     let soup: String
     let matchOn: String
     let leaveIfChanged: Bool
+    /// Flags each entry a record lands on as `markDirty` `as: auto` would, in the same write.
+    let markDirty: Bool
     let sobjectType: String?
     let children: Children?
     /// Parent links resolved as each batch is staged.
@@ -50,6 +54,7 @@ public struct SoupStagingStage: Stage {
         soup = settings.soup("soup") ?? ""
         matchOn = settings.string("matchOn") ?? "Id"
         leaveIfChanged = settings.choice("mergeMode", of: ["OVERWRITE", "LEAVE_IF_CHANGED"], default: "OVERWRITE") == "LEAVE_IF_CHANGED"
+        markDirty = settings.bool("markDirty", default: false)
         sobjectType = settings.string("sobjectType")
         let knownSoups = settings.soups
         func checkIndexed(_ soupName: String, _ path: String, _ key: String) {
@@ -216,6 +221,7 @@ public struct SoupStagingStage: Stage {
             for (value, matches) in try await context.store.entries(in: soup, where: matchOn, in: chunk.map(\.match)) where matches.count == 1 {
                 entries[value] = matches[0]
             }
+            let confirmed = markDirty ? try await confirmedValues(of: Array(entries.values), in: soup, context: context) : [:]
             var byLink: [String: [PendingSelfLink]] = [:]
             for item in chunk { byLink[item.link.matchOn + "\u{0}" + item.link.idField, default: []].append(item) }
             for group in byLink.values {
@@ -231,6 +237,7 @@ public struct SoupStagingStage: Stage {
                         continue
                     }
                     entry[link.idField] = id
+                    if markDirty { _ = MarkDirtyStage.markAuto(&entry, confirmed: entry.soupEntryId.flatMap { confirmed[$0] }) }
                     entries[item.match] = entry
                 }
             }
@@ -316,6 +323,7 @@ public struct SoupStagingStage: Stage {
         guard !records.isEmpty else { return WritePlan() }
         let keys = records.compactMap { $0.record[matchOn] }.filter { !$0.isNull }
         let existing = try await context.store.entries(in: soupName, where: matchOn, in: keys)
+        let confirmed = markDirty ? try await confirmedValues(of: existing.values.joined(), in: soupName, context: context) : [:]
         var toStore: [JSONObject] = []
         toStore.reserveCapacity(records.count)
         var localIds = LocalIdSequence()
@@ -344,12 +352,14 @@ public struct SoupStagingStage: Stage {
                     if entry[key] != value { entry[key] = value; changed = true }
                 }
                 if entry["attributes"] == nil, let type = Self.type(of: record) ?? sobjectType { entry["attributes"] = ["type": .string(type)]; changed = true }
-                guard changed, let id = entry.soupEntryId, claimed.insert(id).inserted else {
+                // Flagged after the merge: `auto` compares the merged values with the confirmed ones.
+                let marked = markDirty && MarkDirtyStage.markAuto(&entry, confirmed: entry.soupEntryId.flatMap { confirmed[$0] }) != nil
+                guard changed || marked, let id = entry.soupEntryId, claimed.insert(id).inserted else {
                     result.add(StageCounts.unchanged, object: object)
                     positions.append(.unchanged(entry))
                     continue
                 }
-                result.add(StageCounts.updated, object: object)
+                result.add(changed ? StageCounts.updated : StageCounts.unchanged, object: object)
                 positions.append(.stored(toStore.count))
                 toStore.append(entry)
             } else {
@@ -366,12 +376,24 @@ public struct SoupStagingStage: Stage {
                 entry["attributes"] = ["type": .string(type)]
                 if entry["Id"]?.stringValue?.isEmpty ?? true { entry["Id"] = .string(localIds.next()) }
                 for flag in SyncField.flags where entry[flag] == nil { entry[flag] = .bool(false) }
+                if markDirty { _ = MarkDirtyStage.markAuto(&entry, confirmed: nil) }
                 result.add(StageCounts.created, object: type)
                 positions.append(.stored(toStore.count))
                 toStore.append(entry)
             }
         }
         return WritePlan(toStore: toStore, positions: positions)
+    }
+
+    /// What the org last confirmed of the entries that have a server id (`as: auto` compares
+    /// with it); entries without one are created whatever their values.
+    func confirmedValues<Entries: Sequence<JSONObject>>(of entries: Entries, in soupName: String,
+                                                       context: StageContext) async throws -> [Int64: JSONObject] {
+        let ids = entries.compactMap { entry -> Int64? in
+            guard let id = entry["Id"]?.stringValue, !id.isEmpty, !SyncField.isLocalId(id) else { return nil }
+            return entry.soupEntryId
+        }
+        return ids.isEmpty ? [:] : try await context.store.confirmed(ids: ids, in: soupName)
     }
 
     static func type(of record: JSONObject) -> String? {
