@@ -136,35 +136,45 @@ import Testing
     }
 
     /// Records read from the org (`attributes.url`, as `extract.soql` leaves them) are what the org
-    /// holds: `markDirty as: auto` leaves them clean, and marks them updated only once edited.
-    @Test func recordsStagedFromTheOrgAreNotLocalChanges() async throws {
+    /// holds: `markDirty as: auto` leaves them clean, as does staging with `markDirty: true`, with
+    /// or without nested children; an edit after staging is then a local change.
+    @Test(arguments: [(false, false), (true, false), (false, true), (true, true)])
+    func recordsStagedFromTheOrgAreNotLocalChanges(children: Bool, markAsStaged: Bool) async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
+        let nested = children ? #", "children": {"relationship": "Contacts", "soup": "ContactSoup", "parentIdField": "AccountId", "matchOn": "Id"}"# : ""
         let stages = """
             [ { "id": "source", "type": "test.count", "count": 0 },
-              { "id": "stage", "type": "stage", "from": "source", "soup": "AccountSoup", "matchOn": "Id",
-                "children": {"relationship": "Contacts", "soup": "ContactSoup", "parentIdField": "AccountId", "matchOn": "Id"} },
+              { "id": "stage", "type": "stage", "from": "source", "soup": "AccountSoup", "matchOn": "Id", "markDirty": \(markAsStaged)\(nested) },
               { "id": "mark-accounts", "type": "markDirty", "after": ["stage"], "soup": "AccountSoup", "as": "auto" },
               { "id": "mark-contacts", "type": "markDirty", "after": ["stage"], "soup": "ContactSoup", "as": "auto" } ]
             """
         let pipeline = try loadPipeline("{ \(Self.soups), \"stages\": \(stages) }", in: directory)
         let store = try SoupStore(path: pipeline.store)
         try await store.beginDataset("source", runId: "seed")
-        try await store.appendToDataset("source", records: [[
+        var account: JSONObject = [
             "attributes": ["type": "Account", "url": "/services/data/v62.0/sobjects/Account/001000000000001AAA"],
             "Id": "001000000000001AAA", "Name": "Acme",
-            "Contacts": ["totalSize": 1, "done": true, "records": [[
+        ]
+        if children {
+            account["Contacts"] = ["totalSize": 1, "done": true, "records": [[
                 "attributes": ["type": "Contact", "url": "/services/data/v62.0/sobjects/Contact/003000000000001AAA"],
-                "Id": "003000000000001AAA", "LastName": "Coyote", "AccountId": "001000000000001AAA"]]],
-        ]])
+                "Id": "003000000000001AAA", "LastName": "Coyote", "AccountId": "001000000000001AAA"]]]
+        }
+        try await store.appendToDataset("source", records: [.object(account)])
         try await store.finishDataset("source")
         for soup in pipeline.soups { try await store.registerSoup(soup) }
         try store.close()
-        let outcome = try await PipelineRunner(pipeline: pipeline, options: RunOptions(only: ["stage", "mark-accounts", "mark-contacts"]),
-                                               observer: RecordingObserver()).run()
+        let only: [String] = markAsStaged ? ["stage"] : ["stage", "mark-accounts", "mark-contacts"]
+        let outcome = try await PipelineRunner(pipeline: pipeline, options: RunOptions(only: only), observer: RecordingObserver()).run()
         #expect(outcome.exitCode == 0)
-        #expect(outcome.report.stages[1].counts["unchanged"] == 1 && outcome.report.stages[1].counts["updated"] == 0)
-        #expect(outcome.report.stages[2].counts["unchanged"] == 1 && outcome.report.stages[2].counts["updated"] == 0)
+        for stage in outcome.report.stages where stage.id.hasPrefix("mark-") {
+            #expect(stage.counts["updated"] == 0 && stage.counts["created"] == 0, "\(stage.id): \(stage.counts)")
+        }
+        let reader = try SoupStore.openForReading(path: pipeline.store)
+        #expect(try await reader.dirtyEntries(in: "AccountSoup").isEmpty)
+        #expect(try await reader.dirtyEntries(in: "ContactSoup").isEmpty)
+        #expect(try await reader.entries(in: "ContactSoup", limit: 10).count == (children ? 1 : 0))
 
         let writer = try SoupStore(path: pipeline.store)
         var acme = try #require(try await writer.entries(in: "AccountSoup", limit: 10).first)
@@ -279,6 +289,64 @@ import Testing
         #expect(leave.report.stages[1].counts["conflicts"] == 3 && leave.report.stages[1].counts["updated"] == 1)
         #expect(flags(kept["Acme"]) == updated && kept["Acme"]?["Industry"] == "Retail")
         #expect(kept["Globex"]?["Industry"] == "Energy" && flags(kept["Globex"]) == created)
+
+        // A new entry whose record carries a server id exists at the org: updated, never created.
+        let (_, withIds) = try await stage("Id,Name,Industry\n001000000000009AAA,Umbrella,Pharma\n", marking: true)
+        #expect(flags(withIds["Umbrella"]) == updated)
+    }
+
+    /// Records sharing a key in one batch land on one entry, the later values winning, as records
+    /// in later batches do: a key repeated in a file is never two entries (two creates).
+    @Test(arguments: [false, true])
+    func recordsSharingAKeyInOneBatchLandOnOneEntry(marking: Bool) async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let stages = """
+            [ { "id": "csv", "type": "extract.csv", "file": "accounts.csv", "sobjectType": "Account" },
+              { "id": "stage", "type": "stage", "from": "csv", "soup": "AccountSoup", "matchOn": "Name", "markDirty": \(marking) } ]
+            """
+        try write("Name,Industry,Phone\nAcme,Tech,\nAcme,Energy,555\nGlobex,Energy,\nAcme,,\n", to: "accounts.csv", in: directory)
+        let (first, store) = try await run(directory, stages)
+        #expect(first.report.stages[1].counts == ["read": 4, "created": 2, "updated": 1, "unchanged": 1, "conflicts": 0, "rejected": 0])
+        let entries = try await entries(store, "AccountSoup")
+        #expect(entries.map { $0["Name"] } == ["Acme", "Globex"])
+        #expect(entries[0]["Industry"] == "Energy" && entries[0]["Phone"] == "555")
+        #expect(entries.allSatisfy { $0.isDirty == marking })
+
+        // A stored entry twice in one batch: both records merged into it, in order.
+        try write("Name,Industry\nGlobex,Retail\nGlobex,Mining\n", to: "accounts.csv", in: directory)
+        let (second, again) = try await run(directory, stages)
+        #expect(second.report.stages[1].counts["updated"] == 2)
+        let globex = try #require(try await self.entries(again, "AccountSoup").first { $0["Name"] == "Globex" })
+        #expect(globex["Industry"] == "Mining")
+    }
+
+    /// With `markDirty` and LEAVE_IF_CHANGED, an entry the stage flagged itself (a key repeated in
+    /// a later batch) takes the later record; an entry dirty before the run is still a conflict.
+    @Test func markingWithLeaveIfChangedKeepsOnlyEarlierLocalChanges() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        func stage(_ csv: String) async throws -> (RunOutcome, SoupStore) {
+            try write(csv, to: "accounts.csv", in: directory)
+            return try await run(directory, """
+                [ { "id": "csv", "type": "extract.csv", "file": "accounts.csv", "sobjectType": "Account" },
+                  { "id": "stage", "type": "stage", "from": "csv", "soup": "AccountSoup", "matchOn": "Name",
+                    "mergeMode": "LEAVE_IF_CHANGED", "markDirty": true } ]
+                """)
+        }
+        _ = try await stage("Name,Industry\nEdited,Old\n")
+        // The first batch holds 1,000 records: the last row repeats the second's key in a later one.
+        var csv = "Name,Industry\nEdited,New\n"
+        for index in 0..<1200 { csv += "Account \(index),First\n" }
+        csv += "Account 0,Second\n"
+        let (outcome, store) = try await stage(csv)
+        #expect(outcome.report.stages[1].counts["conflicts"] == 1)
+        #expect(outcome.report.stages[1].counts["created"] == 1200 && outcome.report.stages[1].counts["updated"] == 1)
+        let all = try await store.entries(in: "AccountSoup", limit: 2000)
+        #expect(all.count == 1201)
+        #expect(all.first { $0["Name"] == "Account 0" }?["Industry"] == "Second")
+        #expect(all.first { $0["Name"] == "Edited" }?["Industry"] == "Old")
+        #expect(all.allSatisfy { $0[SyncField.locallyCreated] == true })
     }
 
     /// Several pages (2,000 entries each, one written while the next is read): every chosen entry

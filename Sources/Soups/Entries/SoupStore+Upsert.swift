@@ -22,6 +22,18 @@ extension SoupStore {
         try await prepare(entries, for: soupName, confirmingAll: false, confirming: [])
     }
 
+    /// ``prepare(_:for:)``, with the data fields of the entries at `positions` (indexes in
+    /// `entries`) recorded as what the org confirmed in the same write (see ``setConfirmed(_:in:)``):
+    /// entries staged from records the org returned, new ones included.
+    public func prepare(_ entries: [JSONObject], for soupName: String, confirmingAt positions: Set<Int>) async throws -> PreparedEntries {
+        guard !positions.isEmpty else { return try await prepare(entries, for: soupName) }
+        let table = try await pool.read { db in try SoupTable.load(db, soupName: soupName) }
+        let prepared = try await Array(zip(entries, entries.indices.map(positions.contains))).concurrentMap { entry, confirming in
+            PreparedEntry(entry, table: table, confirming: confirming)
+        }
+        return PreparedEntries(soupName: soupName, table: table, entries: prepared)
+    }
+
     /// ``prepare(_:for:)``, with the JSON of the data fields of every entry (`confirmingAll`) or of
     /// the entries `confirming` names by `_soupEntryId`, written as what the org confirmed (see
     /// ``setConfirmed(_:in:)``); `replacing` holds the stored entries some replace, by `_soupEntryId`

@@ -53,13 +53,21 @@ public struct MarkDirtyStage: Stage {
         return SyncField.locallyUpdated
     }
 
-    /// Sets the flag `as: auto` gives `entry` (and `__local__`), unless it already has it;
-    /// returns the flag set.
-    static func markAuto(_ entry: inout JSONObject, confirmed: JSONObject?) -> String? {
-        guard let flag = autoFlag(for: entry, confirmed: confirmed), !(entry[flag]?.isTruthy == true && entry.isDirty) else { return nil }
+    /// Sets `flag` and `__local__` on `entry`, unless it is dirty with that flag already; returns
+    /// whether it changed the entry.
+    @discardableResult
+    static func mark(_ entry: inout JSONObject, as flag: String) -> Bool {
+        if entry[flag]?.isTruthy == true && entry.isDirty { return false }
         entry[flag] = .bool(true)
         entry[SyncField.local] = .bool(true)
-        return flag
+        return true
+    }
+
+    /// Sets the flag `as: auto` gives `entry` (``autoFlag(for:confirmed:)``), as ``mark(_:as:)``.
+    @discardableResult
+    static func markAuto(_ entry: inout JSONObject, confirmed: JSONObject?) -> Bool {
+        guard let flag = autoFlag(for: entry, confirmed: confirmed) else { return false }
+        return mark(&entry, as: flag)
     }
 
     public func run(in context: StageContext) async throws -> StageResult {
@@ -97,12 +105,10 @@ public struct MarkDirtyStage: Stage {
                 }
                 let countKey = flag == SyncField.locallyCreated ? StageCounts.created
                     : flag == SyncField.locallyDeleted ? StageCounts.deleted : StageCounts.updated
-                if entry[flag]?.isTruthy == true && entry.isDirty {
+                guard Self.mark(&entry, as: flag) else {
                     result.add(StageCounts.unchanged, object: object)
                     continue
                 }
-                entry[flag] = .bool(true)
-                entry[SyncField.local] = .bool(true)
                 changed.append(entry)
                 result.add(countKey, object: object)
             }

@@ -130,6 +130,7 @@ public struct SoupStagingStage: Stage {
 
     public func run(in context: StageContext) async throws -> StageResult {
         var result = StageResult()
+        var flagged = FlaggedEntries(tracking: markDirty && leaveIfChanged)
         var rejects = RejectsWriter(directory: context.reportDirectory, stageId: context.stageId)
         var position = 0
         // Records with a key the soup has never held are created without a lookup.
@@ -138,7 +139,7 @@ public struct SoupStagingStage: Stage {
         /// Self-lookups to resolve once every record is staged.
         var pendingSelfLinks: [PendingSelfLink] = []
         /// Writes queued on the store's writer and not yet committed, oldest first, with their match keys.
-        var pendingWrites: [(write: PendingUpsert, keys: Set<JSONValue>)] = []
+        var pendingWrites: [(write: PendingUpsert, keys: Set<JSONValue>, flagged: [Int])] = []
         var meter = context.progress.meter(unit: "records")
         for try await batch in context.inputBatches(batchSize: 5000, firstBatchSize: 1000) {
             var records: [Staged] = batch.compactMap(\.objectValue).map { record in
@@ -171,16 +172,15 @@ public struct SoupStagingStage: Stage {
                 // queued one first waits for that write, to match against it.
                 let keys = Set(records.compactMap { $0.record[matchOn] })
                 if let last = pendingWrites.lastIndex(where: { !keys.isDisjoint(with: $0.keys) }) {
-                    for _ in 0...last { _ = try await pendingWrites.removeFirst().write.value() }
+                    for _ in 0...last { try await flagged.add(pendingWrites.removeFirst(), in: soup) }
                 }
-                let plan = try await plan(records, into: soup, matchOn: matchOn, context: context, result: &result, rejects: &rejects)
-                let prepared = try await context.store.prepare(plan.toStore, for: soup)
-                if pendingWrites.count == 2 { _ = try await pendingWrites.removeFirst().write.value() }
-                pendingWrites.append((context.store.startUpsert(prepared), keys))
+                let plan = try await plan(records, into: soup, matchOn: matchOn, flagged: flagged, context: context, result: &result, rejects: &rejects)
+                if pendingWrites.count == 2 { try await flagged.add(pendingWrites.removeFirst(), in: soup) }
+                pendingWrites.append((try await plan.start(in: soup, context: context), keys, plan.flagged))
                 if context.shouldStop { break }
                 continue
             }
-            let stored = try await write(records, into: soup, matchOn: matchOn, context: context, result: &result, rejects: &rejects)
+            let stored = try await write(records, into: soup, matchOn: matchOn, flagged: &flagged, context: context, result: &result, rejects: &rejects)
             var childRecords: [Staged] = []
             for ((entry, kids), parentRecord) in zip(zip(stored, nested), records) {
                 guard let entry, let parentId = entry["Id"] else { continue }
@@ -189,11 +189,11 @@ public struct SoupStagingStage: Stage {
                     childRecords.append(Staged(position: parentRecord.position, record: kid))
                 }
             }
-            _ = try await write(childRecords, into: children.soup, matchOn: children.matchOn, context: context, result: &result,
-                                rejects: &rejects)
+            _ = try await write(childRecords, into: children.soup, matchOn: children.matchOn, flagged: &flagged, context: context,
+                                result: &result, rejects: &rejects)
             if context.shouldStop { break }
         }
-        for pending in pendingWrites { _ = try await pending.write.value() }
+        for pending in pendingWrites { try await flagged.add(pending, in: soup) }
         if !context.shouldStop {
             try await resolveSelfLinks(pendingSelfLinks, context: context, result: &result, rejects: &rejects)
         }
@@ -221,7 +221,7 @@ public struct SoupStagingStage: Stage {
             for (value, matches) in try await context.store.entries(in: soup, where: matchOn, in: chunk.map(\.match)) where matches.count == 1 {
                 entries[value] = matches[0]
             }
-            let confirmed = markDirty ? try await confirmedValues(of: Array(entries.values), in: soup, context: context) : [:]
+            let confirmed = markDirty ? try await context.store.confirmed(ids: entries.values.compactMap(\.soupEntryId), in: soup) : [:]
             var byLink: [String: [PendingSelfLink]] = [:]
             for item in chunk { byLink[item.link.matchOn + "\u{0}" + item.link.idField, default: []].append(item) }
             for group in byLink.values {
@@ -237,7 +237,7 @@ public struct SoupStagingStage: Stage {
                         continue
                     }
                     entry[link.idField] = id
-                    if markDirty { _ = MarkDirtyStage.markAuto(&entry, confirmed: entry.soupEntryId.flatMap { confirmed[$0] }) }
+                    if markDirty { MarkDirtyStage.markAuto(&entry, confirmed: entry.soupEntryId.flatMap { confirmed[$0] }) }
                     entries[item.match] = entry
                 }
             }
@@ -289,86 +289,145 @@ public struct SoupStagingStage: Stage {
         enum Slot { case stored(Int), unchanged(JSONObject), none }
         var toStore: [JSONObject] = []
         var positions: [Slot] = []
+        /// Entries of `toStore` staged from records the org returned (they carry `attributes.url`)
+        /// and left clean: what the org holds, recorded as confirmed in the same write, so a
+        /// `markDirty as: auto` leaves them clean.
+        var confirming: Set<Int> = []
+        /// The same for entries such records left unchanged, by `_soupEntryId`.
+        var confirmingUnchanged: [Int64: JSONObject] = [:]
+        /// Entries of `toStore` the batch flagged (`markDirty`).
+        var flagged: [Int] = []
+
+        /// Queues the write on the store's writer (with the confirmed values of the unchanged
+        /// entries first, in a transaction of their own).
+        func start(in soupName: String, context: StageContext) async throws -> PendingUpsert {
+            if !confirmingUnchanged.isEmpty { try await context.store.setConfirmed(confirmingUnchanged, in: soupName) }
+            return context.store.startUpsert(try await context.store.prepare(toStore, for: soupName, confirmingAt: confirming))
+        }
     }
 
     /// Matches, merges and stores records in one soup; returns each record's stored entry (nil when
     /// it was rejected or left alone on conflict).
-    func write(_ records: [Staged], into soupName: String, matchOn: String, context: StageContext, result: inout StageResult,
-               rejects: inout RejectsWriter) async throws -> [JSONObject?]
+    func write(_ records: [Staged], into soupName: String, matchOn: String, flagged: inout FlaggedEntries, context: StageContext,
+               result: inout StageResult, rejects: inout RejectsWriter) async throws -> [JSONObject?]
     {
-        let plan = try await plan(records, into: soupName, matchOn: matchOn, context: context, result: &result, rejects: &rejects)
-        let stored = try await context.store.upsert(plan.toStore, into: soupName)
-        let entries: [JSONObject?] = plan.positions.map { slot in
+        let plan = try await plan(records, into: soupName, matchOn: matchOn, flagged: flagged, context: context, result: &result, rejects: &rejects)
+        let written = try await plan.start(in: soupName, context: context).value()
+        flagged.add(plan.flagged, of: written, in: soupName)
+        let stored = Array(written)
+        return plan.positions.map { slot in
             switch slot {
             case .stored(let index): return stored[index]
             case .unchanged(let entry): return entry
             case .none: return nil
             }
         }
-        // A record read from the org (it carries its `attributes.url`) is what the org holds: a
-        // clean entry staged from it is confirmed, so `markDirty as: auto` leaves it clean.
-        var confirmed: [Int64: JSONObject] = [:]
-        for (staged, entry) in zip(records, entries) {
-            guard staged.record["attributes"]?["url"]?.stringValue != nil, let entry, !entry.isDirty, let id = entry.soupEntryId else { continue }
-            confirmed[id] = entry.dataFields
+    }
+
+    /// The entries this run of the stage flagged itself, kept with `markDirty` and LEAVE_IF_CHANGED
+    /// only: a later record for one of them (a key repeated in the input) is merged into it, as
+    /// without flags, not counted as a conflict with a local change.
+    struct FlaggedEntries {
+        let tracking: Bool
+        private var ids: [String: Set<Int64>] = [:]
+
+        init(tracking: Bool) { self.tracking = tracking }
+
+        func contains(_ id: Int64?, in soupName: String) -> Bool {
+            guard tracking, let id else { return false }
+            return ids[soupName]?.contains(id) ?? false
         }
-        if !confirmed.isEmpty { try await context.store.setConfirmed(confirmed, in: soupName) }
-        return entries
+
+        /// Notes the entries at `positions` of a write once it is stored.
+        mutating func add(_ positions: [Int], of stored: StoredEntries, in soupName: String) {
+            guard tracking, !positions.isEmpty else { return }
+            ids[soupName, default: []].formUnion(positions.map { stored.ids[$0] })
+        }
+
+        /// Waits for a queued write, noting the entries it flagged.
+        mutating func add(_ pending: (write: PendingUpsert, keys: Set<JSONValue>, flagged: [Int]), in soupName: String) async throws {
+            add(pending.flagged, of: try await pending.write.value(), in: soupName)
+        }
     }
 
     /// Matches records to the soup's entries and merges them; counts and rejects each record.
-    func plan(_ records: [Staged], into soupName: String, matchOn: String, context: StageContext, result: inout StageResult,
-              rejects: inout RejectsWriter) async throws -> WritePlan
+    /// Records matching one entry merge into it in turn, the later values winning, as across batches.
+    func plan(_ records: [Staged], into soupName: String, matchOn: String, flagged: FlaggedEntries, context: StageContext,
+              result: inout StageResult, rejects: inout RejectsWriter) async throws -> WritePlan
     {
         guard !records.isEmpty else { return WritePlan() }
         let keys = records.compactMap { $0.record[matchOn] }.filter { !$0.isNull }
         let existing = try await context.store.entries(in: soupName, where: matchOn, in: keys)
-        let confirmed = markDirty ? try await confirmedValues(of: existing.values.joined(), in: soupName, context: context) : [:]
-        var toStore: [JSONObject] = []
-        toStore.reserveCapacity(records.count)
+        let confirmed = markDirty ? try await context.store.confirmed(ids: existing.values.joined().compactMap(\.soupEntryId), in: soupName) : [:]
+        var plan = WritePlan()
+        plan.toStore.reserveCapacity(records.count)
+        plan.positions.reserveCapacity(records.count)
         var localIds = LocalIdSequence()
-        var positions: [WritePlan.Slot] = []
-        positions.reserveCapacity(records.count)
-        var claimed = Set<Int64>()
+        /// Where an entry some record of the batch already landed on is in `toStore`: a stored
+        /// entry by `_soupEntryId`, a new one by its `matchOn` value.
+        var claimed: [Int64: Int] = [:]
+        var created: [JSONValue: Int] = [:]
         for staged in records {
             let record = staged.record
             let object = Self.type(of: record) ?? sobjectType ?? "records"
-            let matches = record[matchOn].flatMap { $0.isNull ? nil : existing[$0] } ?? []
+            // Read from the org: what the org holds, so its entry is confirmed, not flagged.
+            let fromOrg = record["attributes"]?["url"]?.stringValue != nil
+            let key = record[matchOn].flatMap { $0.isNull ? nil : $0 }
+            let matches = key.flatMap { existing[$0] } ?? []
             if matches.count > 1 {
                 try rejects.add(line: staged.position, reason: "\(matches.count) entries of \(soupName) have \(matchOn) = \(record[matchOn]!.jsonString)",
                                 raw: JSONValue.object(record).jsonString)
                 result.add(StageCounts.rejected, object: object)
-                positions.append(.none)
+                plan.positions.append(.none)
                 continue
             }
-            if var entry = matches.first {
-                if leaveIfChanged && entry.isDirty {
+            if let key, matches.isEmpty, let earlier = created[key] {
+                // A key new to the soup, again in the batch: the entry the first record created.
+                var entry = plan.toStore[earlier]
+                let changed = Self.merge(record, into: &entry)
+                result.add(changed ? StageCounts.updated : StageCounts.unchanged, object: object)
+                if !fromOrg { plan.confirming.remove(earlier) }
+                plan.toStore[earlier] = entry
+                plan.positions.append(.stored(earlier))
+                continue
+            }
+            if let match = matches.first {
+                // Dirty before this stage wrote to it: a local change LEAVE_IF_CHANGED keeps (an
+                // entry this stage flagged itself, in an earlier batch, is written again).
+                if leaveIfChanged && match.isDirty && !flagged.contains(match.soupEntryId, in: soupName) {
                     result.add(StageCounts.conflicts, object: object)
-                    positions.append(.none)
+                    plan.positions.append(.none)
                     continue
                 }
-                var changed = false
-                for (key, value) in record where key != "attributes" && !key.hasPrefix("_soup") && !(key.hasPrefix("__") && key.hasSuffix("__")) {
-                    if entry[key] != value { entry[key] = value; changed = true }
-                }
+                let earlier = match.soupEntryId.flatMap { claimed[$0] }
+                var entry = earlier.map { plan.toStore[$0] } ?? match
+                var changed = Self.merge(record, into: &entry)
                 if entry["attributes"] == nil, let type = Self.type(of: record) ?? sobjectType { entry["attributes"] = ["type": .string(type)]; changed = true }
                 // Flagged after the merge: `auto` compares the merged values with the confirmed ones.
-                let marked = markDirty && MarkDirtyStage.markAuto(&entry, confirmed: entry.soupEntryId.flatMap { confirmed[$0] }) != nil
-                guard changed || marked, let id = entry.soupEntryId, claimed.insert(id).inserted else {
-                    result.add(StageCounts.unchanged, object: object)
-                    positions.append(.unchanged(entry))
-                    continue
-                }
+                let clean = fromOrg && !match.isDirty
+                let marked = markDirty && !clean && MarkDirtyStage.markAuto(&entry, confirmed: entry.soupEntryId.flatMap { confirmed[$0] })
                 result.add(changed ? StageCounts.updated : StageCounts.unchanged, object: object)
-                positions.append(.stored(toStore.count))
-                toStore.append(entry)
+                if marked { plan.flagged.append(earlier ?? plan.toStore.count) }
+                if let earlier {
+                    plan.toStore[earlier] = entry
+                    if !clean { plan.confirming.remove(earlier) }
+                    plan.positions.append(.stored(earlier))
+                } else if changed || marked, let id = entry.soupEntryId {
+                    claimed[id] = plan.toStore.count
+                    if clean { plan.confirming.insert(plan.toStore.count) }
+                    plan.positions.append(.stored(plan.toStore.count))
+                    plan.toStore.append(entry)
+                } else {
+                    if clean, let id = entry.soupEntryId { plan.confirmingUnchanged[id] = entry }
+                    plan.positions.append(.unchanged(entry))
+                }
             } else {
                 var entry = record
                 guard let type = Self.type(of: record) ?? sobjectType else {
                     try rejects.add(line: staged.position, reason: "no attributes.type (set the stage's sobjectType)",
                                     raw: JSONValue.object(record).jsonString)
                     result.add(StageCounts.rejected)
-                    positions.append(.none)
+                    plan.positions.append(.none)
                     continue
                 }
                 // Room for the attributes, the id and the flags added: one allocation.
@@ -376,24 +435,28 @@ public struct SoupStagingStage: Stage {
                 entry["attributes"] = ["type": .string(type)]
                 if entry["Id"]?.stringValue?.isEmpty ?? true { entry["Id"] = .string(localIds.next()) }
                 for flag in SyncField.flags where entry[flag] == nil { entry[flag] = .bool(false) }
-                if markDirty { _ = MarkDirtyStage.markAuto(&entry, confirmed: nil) }
+                if fromOrg {
+                    plan.confirming.insert(plan.toStore.count)
+                } else if markDirty, MarkDirtyStage.markAuto(&entry, confirmed: nil) {
+                    plan.flagged.append(plan.toStore.count)
+                }
                 result.add(StageCounts.created, object: type)
-                positions.append(.stored(toStore.count))
-                toStore.append(entry)
+                if let key { created[key] = plan.toStore.count }
+                plan.positions.append(.stored(plan.toStore.count))
+                plan.toStore.append(entry)
             }
         }
-        return WritePlan(toStore: toStore, positions: positions)
+        return plan
     }
 
-    /// What the org last confirmed of the entries that have a server id (`as: auto` compares
-    /// with it); entries without one are created whatever their values.
-    func confirmedValues<Entries: Sequence<JSONObject>>(of entries: Entries, in soupName: String,
-                                                       context: StageContext) async throws -> [Int64: JSONObject] {
-        let ids = entries.compactMap { entry -> Int64? in
-            guard let id = entry["Id"]?.stringValue, !id.isEmpty, !SyncField.isLocalId(id) else { return nil }
-            return entry.soupEntryId
+    /// Writes a record's fields into an entry (`attributes`, `_soup…` and sync fields aside);
+    /// returns whether any value changed.
+    static func merge(_ record: JSONObject, into entry: inout JSONObject) -> Bool {
+        var changed = false
+        for (key, value) in record where key != "attributes" && !key.hasPrefix("_soup") && !(key.hasPrefix("__") && key.hasSuffix("__")) {
+            if entry[key] != value { entry[key] = value; changed = true }
         }
-        return ids.isEmpty ? [:] : try await context.store.confirmed(ids: ids, in: soupName)
+        return changed
     }
 
     static func type(of record: JSONObject) -> String? {
