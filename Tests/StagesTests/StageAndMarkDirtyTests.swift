@@ -349,6 +349,70 @@ import Testing
         #expect(all.allSatisfy { $0[SyncField.locallyCreated] == true })
     }
 
+    /// Runs a `stage` (its JSON after `"from": "source"`) over records seeded as an extract would
+    /// leave them, then any `markDirty` stages of `extra`; returns the outcome and the soup's entries.
+    func stageSeeded(_ records: [JSONObject], _ stage: String, extra: String = "", in directory: String) async throws -> (RunOutcome, [JSONObject]) {
+        let pipeline = try loadPipeline("""
+            { \(Self.soups), "stages": [
+                { "id": "source", "type": "test.count", "count": 0 },
+                { "id": "stage", "type": "stage", "from": "source", \(stage) }\(extra) ] }
+            """, in: directory)
+        let store = try SoupStore(path: pipeline.store)
+        try await store.beginDataset("source", runId: UUID().uuidString)
+        try await store.appendToDataset("source", records: records.map(JSONValue.object))
+        try await store.finishDataset("source")
+        for soup in pipeline.soups { try await store.registerSoup(soup) }
+        try store.close()
+        let outcome = try await PipelineRunner(pipeline: pipeline, options: RunOptions(only: pipeline.stages.map(\.id).filter { $0 != "source" }),
+                                               observer: RecordingObserver()).run()
+        return (outcome, try await entries(try SoupStore.openForReading(path: pipeline.store), "AccountSoup"))
+    }
+
+    /// An empty key matches nothing new: records with `"Id": ""` are entries of their own, each
+    /// with a local id; and an empty `Id` never takes a stored entry's id away.
+    @Test func emptyKeysMakeEntriesOfTheirOwnAndNeverClearAnId() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (outcome, entries) = try await stageSeeded([
+            ["attributes": ["type": "Account"], "Id": "", "Name": "A"], ["attributes": ["type": "Account"], "Id": "", "Name": "B"],
+            ["attributes": ["type": "Account"], "Id": "001000000000001AAA", "Name": "C"],
+        ], #""soup": "AccountSoup", "matchOn": "Id", "markDirty": true"#, in: directory)
+        #expect(outcome.report.stages[0].counts["created"] == 3, "\(outcome.report.stages[0].counts)")
+        #expect(entries.map { $0["Name"] } == ["A", "B", "C"])
+        #expect(entries[0]["Id"]?.stringValue?.hasPrefix("local_") == true && entries[1]["Id"] != entries[0]["Id"])
+        let (_, again) = try await stageSeeded([["attributes": ["type": "Account"], "Id": "", "Name": "C", "Industry": "Tech"]],
+                                               #""soup": "AccountSoup", "matchOn": "Name""#, in: directory)
+        let c = try #require(again.first { $0["Name"] == "C" })
+        #expect(c["Id"] == "001000000000001AAA" && c["Industry"] == "Tech")
+    }
+
+    /// An org record and a local one for the same key in one batch: the local one is compared with
+    /// what the org returned — flagged when it changes it, clean when it does not; an unchanged
+    /// org record confirms a stored entry that had no confirmed values.
+    @Test func aLocalRecordAfterAnOrgRecordIsComparedWithTheOrgs() async throws {
+        let org: JSONObject = ["attributes": ["type": "Account", "url": "/services/data/v62.0/sobjects/Account/001000000000001AAA"],
+                               "Id": "001000000000001AAA", "Name": "Acme"]
+        for (local, dirty) in [("Acme Corp", true), ("Acme", false)] {
+            let directory = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let (_, entries) = try await stageSeeded([org, ["attributes": ["type": "Account"], "Id": "001000000000001AAA", "Name": .string(local)]],
+                                                     #""soup": "AccountSoup", "matchOn": "Id", "markDirty": true"#, in: directory)
+            #expect(entries.count == 1 && entries[0]["Name"] == .string(local))
+            #expect(entries[0][SyncField.locallyUpdated]?.isTruthy == dirty, "\(local)")
+        }
+        // A stored entry nobody confirmed; the org returns it unchanged: `as: auto` then leaves it clean.
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        _ = try await stageSeeded([["attributes": ["type": "Account"], "Id": "001000000000001AAA", "Name": "Acme"]],
+                                  #""soup": "AccountSoup", "matchOn": "Id""#, in: directory)
+        let (outcome, entries) = try await stageSeeded([org], #""soup": "AccountSoup", "matchOn": "Id""#, extra: """
+            , { "id": "mark", "type": "markDirty", "after": ["stage"], "soup": "AccountSoup", "as": "auto" }
+            """, in: directory)
+        #expect(outcome.report.stages[0].counts["unchanged"] == 1)
+        #expect(outcome.report.stages[1].counts["unchanged"] == 1 && outcome.report.stages[1].counts["updated"] == 0)
+        #expect(!entries[0].isDirty)
+    }
+
     /// Several pages (2,000 entries each, one written while the next is read): every chosen entry
     /// flagged once, the others left alone, and a second run finds nothing more to flag.
     @Test func markDirtyAcrossPages() async throws {

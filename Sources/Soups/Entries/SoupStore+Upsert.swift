@@ -59,10 +59,14 @@ extension SoupStore {
     /// Queues the write of prepared entries on the store's writer and returns at once. Writes
     /// queued one after the other run in that order, back to back: a bulk load keeps the next
     /// batch queued so the writer never waits for the loader to be scheduled.
-    public func startUpsert(_ prepared: PreparedEntries, externalIdPath: String = SyncField.soupEntryId) -> PendingUpsert {
+    /// `confirming` records, in the same transaction, what the org confirmed for stored entries the
+    /// write leaves alone (by `_soupEntryId`, as ``setConfirmed(_:in:)``).
+    public func startUpsert(_ prepared: PreparedEntries, externalIdPath: String = SyncField.soupEntryId,
+                            confirming: [Int64: JSONObject] = [:]) -> PendingUpsert {
         let pending = PendingUpsert()
         pool.asyncWrite({ db in
-            try self.write(prepared, externalIdPath: externalIdPath, db)
+            if !confirming.isEmpty { try Self.setConfirmed(confirming, in: prepared.soupName, db) }
+            return try self.write(prepared, externalIdPath: externalIdPath, db)
         }, completion: { _, result in
             pending.finish(result.map { StoredEntries(prepared: $0.entries, ids: $0.ids, lastModified: $0.modified) })
         })

@@ -138,8 +138,10 @@ public struct SoupStagingStage: Stage {
         if let children { try await context.store.trackValues(in: children.soup, path: children.matchOn) }
         /// Self-lookups to resolve once every record is staged.
         var pendingSelfLinks: [PendingSelfLink] = []
-        /// Writes queued on the store's writer and not yet committed, oldest first, with their match keys.
-        var pendingWrites: [(write: PendingUpsert, keys: Set<JSONValue>, flagged: [Int])] = []
+        /// Writes queued on the store's writer and not yet committed, oldest first.
+        var pendingWrites: [QueuedWrite] = []
+        /// Waits for the oldest queued write to commit.
+        func settleOldest() async throws { try await flagged.settle(pendingWrites.removeFirst(), in: soup) }
         var meter = context.progress.meter(unit: "records")
         for try await batch in context.inputBatches(batchSize: 5000, firstBatchSize: 1000) {
             var records: [Staged] = batch.compactMap(\.objectValue).map { record in
@@ -172,11 +174,13 @@ public struct SoupStagingStage: Stage {
                 // queued one first waits for that write, to match against it.
                 let keys = Set(records.compactMap { $0.record[matchOn] })
                 if let last = pendingWrites.lastIndex(where: { !keys.isDisjoint(with: $0.keys) }) {
-                    for _ in 0...last { try await flagged.add(pendingWrites.removeFirst(), in: soup) }
+                    for _ in 0...last { try await settleOldest() }
                 }
-                let plan = try await plan(records, into: soup, matchOn: matchOn, flagged: flagged, context: context, result: &result, rejects: &rejects)
-                if pendingWrites.count == 2 { try await flagged.add(pendingWrites.removeFirst(), in: soup) }
-                pendingWrites.append((try await plan.start(in: soup, context: context), keys, plan.flagged))
+                var plan = try await plan(records, into: soup, matchOn: matchOn, flagged: flagged, context: context, result: &result, rejects: &rejects)
+                plan.keys = keys
+                let prepared = try await plan.prepare(in: soup, context: context)
+                if pendingWrites.count == 2 { try await settleOldest() }
+                pendingWrites.append(plan.queue(prepared, context: context))
                 if context.shouldStop { break }
                 continue
             }
@@ -193,7 +197,7 @@ public struct SoupStagingStage: Stage {
                                 result: &result, rejects: &rejects)
             if context.shouldStop { break }
         }
-        for pending in pendingWrites { try await flagged.add(pending, in: soup) }
+        while !pendingWrites.isEmpty { try await settleOldest() }
         if !context.shouldStop {
             try await resolveSelfLinks(pendingSelfLinks, context: context, result: &result, rejects: &rejects)
         }
@@ -297,13 +301,26 @@ public struct SoupStagingStage: Stage {
         var confirmingUnchanged: [Int64: JSONObject] = [:]
         /// Entries of `toStore` the batch flagged (`markDirty`).
         var flagged: [Int] = []
+        /// The match keys of the batch's records.
+        var keys: Set<JSONValue> = []
 
-        /// Queues the write on the store's writer (with the confirmed values of the unchanged
-        /// entries first, in a transaction of their own).
-        func start(in soupName: String, context: StageContext) async throws -> PendingUpsert {
-            if !confirmingUnchanged.isEmpty { try await context.store.setConfirmed(confirmingUnchanged, in: soupName) }
-            return context.store.startUpsert(try await context.store.prepare(toStore, for: soupName, confirmingAt: confirming))
+        /// The entries' JSON and index values, computed before the write is queued.
+        func prepare(in soupName: String, context: StageContext) async throws -> PreparedEntries {
+            try await context.store.prepare(toStore, for: soupName, confirmingAt: confirming)
         }
+
+        /// Queues the write on the store's writer: the entries, and the confirmed values of those
+        /// left unchanged, in one transaction.
+        func queue(_ prepared: PreparedEntries, context: StageContext) -> QueuedWrite {
+            QueuedWrite(write: context.store.startUpsert(prepared, confirming: confirmingUnchanged), keys: keys, flagged: flagged)
+        }
+    }
+
+    /// A batch's write queued on the store's writer and not yet known to be committed.
+    struct QueuedWrite {
+        var write: PendingUpsert
+        var keys: Set<JSONValue>
+        var flagged: [Int]
     }
 
     /// Matches, merges and stores records in one soup; returns each record's stored entry (nil when
@@ -312,7 +329,7 @@ public struct SoupStagingStage: Stage {
                result: inout StageResult, rejects: inout RejectsWriter) async throws -> [JSONObject?]
     {
         let plan = try await plan(records, into: soupName, matchOn: matchOn, flagged: flagged, context: context, result: &result, rejects: &rejects)
-        let written = try await plan.start(in: soupName, context: context).value()
+        let written = try await plan.queue(try await plan.prepare(in: soupName, context: context), context: context).write.value()
         flagged.add(plan.flagged, of: written, in: soupName)
         let stored = Array(written)
         return plan.positions.map { slot in
@@ -344,9 +361,9 @@ public struct SoupStagingStage: Stage {
             ids[soupName, default: []].formUnion(positions.map { stored.ids[$0] })
         }
 
-        /// Waits for a queued write, noting the entries it flagged.
-        mutating func add(_ pending: (write: PendingUpsert, keys: Set<JSONValue>, flagged: [Int]), in soupName: String) async throws {
-            add(pending.flagged, of: try await pending.write.value(), in: soupName)
+        /// Waits for a queued write to commit, noting the entries it flagged.
+        mutating func settle(_ queued: QueuedWrite, in soupName: String) async throws {
+            add(queued.flagged, of: try await queued.write.value(), in: soupName)
         }
     }
 
@@ -364,15 +381,20 @@ public struct SoupStagingStage: Stage {
         plan.positions.reserveCapacity(records.count)
         var localIds = LocalIdSequence()
         /// Where an entry some record of the batch already landed on is in `toStore`: a stored
-        /// entry by `_soupEntryId`, a new one by its `matchOn` value.
+        /// entry by `_soupEntryId`, a new one by its `matchOn` value (an empty one matches nothing).
         var claimed: [Int64: Int] = [:]
         var created: [JSONValue: Int] = [:]
+        /// An entry of `toStore` as a record from the org left it: what a later local record in
+        /// the batch is compared with (`markDirty`).
+        var orgSaid: [Int: JSONObject] = [:]
         for staged in records {
             let record = staged.record
             let object = Self.type(of: record) ?? sobjectType ?? "records"
-            // Read from the org: what the org holds, so its entry is confirmed, not flagged.
+            // Read from the org: what the org holds, so a clean entry it lands on stays clean.
             let fromOrg = record["attributes"]?["url"]?.stringValue != nil
-            let key = record[matchOn].flatMap { $0.isNull ? nil : $0 }
+            // `.none` spelled out: a bare `nil` beside a `JSONValue` is JSON null (`ExpressibleByNilLiteral`).
+            let key = record[matchOn].flatMap { $0.isNull ? Optional<JSONValue>.none : $0 }
+            let newKey = key.flatMap { Self.isEmpty($0) ? Optional<JSONValue>.none : $0 }
             let matches = key.flatMap { existing[$0] } ?? []
             if matches.count > 1 {
                 try rejects.add(line: staged.position, reason: "\(matches.count) entries of \(soupName) have \(matchOn) = \(record[matchOn]!.jsonString)",
@@ -381,12 +403,15 @@ public struct SoupStagingStage: Stage {
                 plan.positions.append(.none)
                 continue
             }
-            if let key, matches.isEmpty, let earlier = created[key] {
+            if matches.isEmpty, let newKey, let earlier = created[newKey] {
                 // A key new to the soup, again in the batch: the entry the first record created.
                 var entry = plan.toStore[earlier]
                 let changed = Self.merge(record, into: &entry)
                 result.add(changed ? StageCounts.updated : StageCounts.unchanged, object: object)
-                if !fromOrg { plan.confirming.remove(earlier) }
+                if !fromOrg {
+                    plan.confirming.remove(earlier)
+                    if markDirty, MarkDirtyStage.markAuto(&entry, confirmed: orgSaid[earlier]) { plan.flagged.append(earlier) }
+                }
                 plan.toStore[earlier] = entry
                 plan.positions.append(.stored(earlier))
                 continue
@@ -399,26 +424,36 @@ public struct SoupStagingStage: Stage {
                     plan.positions.append(.none)
                     continue
                 }
-                let earlier = match.soupEntryId.flatMap { claimed[$0] }
+                let id = match.soupEntryId
+                let earlier = id.flatMap { claimed[$0] }
                 var entry = earlier.map { plan.toStore[$0] } ?? match
                 var changed = Self.merge(record, into: &entry)
                 if entry["attributes"] == nil, let type = Self.type(of: record) ?? sobjectType { entry["attributes"] = ["type": .string(type)]; changed = true }
-                // Flagged after the merge: `auto` compares the merged values with the confirmed ones.
-                let clean = fromOrg && !match.isDirty
-                let marked = markDirty && !clean && MarkDirtyStage.markAuto(&entry, confirmed: entry.soupEntryId.flatMap { confirmed[$0] })
+                let orgHolds = fromOrg && !match.isDirty
+                var marked = false
+                if markDirty && !orgHolds {
+                    // Flagged after the merge: `auto` compares the merged values with the org's.
+                    let baseline = earlier.flatMap { orgSaid[$0] } ?? id.flatMap { plan.confirmingUnchanged[$0] ?? confirmed[$0] }
+                    marked = MarkDirtyStage.markAuto(&entry, confirmed: baseline)
+                }
                 result.add(changed ? StageCounts.updated : StageCounts.unchanged, object: object)
-                if marked { plan.flagged.append(earlier ?? plan.toStore.count) }
                 if let earlier {
+                    if marked { plan.flagged.append(earlier) }
+                    if orgHolds { orgSaid[earlier] = entry } else { plan.confirming.remove(earlier) }
                     plan.toStore[earlier] = entry
-                    if !clean { plan.confirming.remove(earlier) }
                     plan.positions.append(.stored(earlier))
-                } else if changed || marked, let id = entry.soupEntryId {
-                    claimed[id] = plan.toStore.count
-                    if clean { plan.confirming.insert(plan.toStore.count) }
-                    plan.positions.append(.stored(plan.toStore.count))
+                } else if changed || marked, let id {
+                    let index = plan.toStore.count
+                    claimed[id] = index
+                    if marked { plan.flagged.append(index) }
+                    if orgHolds {
+                        plan.confirming.insert(index)
+                        orgSaid[index] = entry
+                    }
+                    plan.positions.append(.stored(index))
                     plan.toStore.append(entry)
                 } else {
-                    if clean, let id = entry.soupEntryId { plan.confirmingUnchanged[id] = entry }
+                    if orgHolds, let id { plan.confirmingUnchanged[id] = entry }
                     plan.positions.append(.unchanged(entry))
                 }
             } else {
@@ -430,30 +465,33 @@ public struct SoupStagingStage: Stage {
                     plan.positions.append(.none)
                     continue
                 }
+                let index = plan.toStore.count
                 // Room for the attributes, the id and the flags added: one allocation.
                 entry.reserveCapacity(record.count + SyncField.flags.count + 2)
                 entry["attributes"] = ["type": .string(type)]
                 if entry["Id"]?.stringValue?.isEmpty ?? true { entry["Id"] = .string(localIds.next()) }
                 for flag in SyncField.flags where entry[flag] == nil { entry[flag] = .bool(false) }
                 if fromOrg {
-                    plan.confirming.insert(plan.toStore.count)
+                    plan.confirming.insert(index)
+                    orgSaid[index] = entry
                 } else if markDirty, MarkDirtyStage.markAuto(&entry, confirmed: nil) {
-                    plan.flagged.append(plan.toStore.count)
+                    plan.flagged.append(index)
                 }
                 result.add(StageCounts.created, object: type)
-                if let key { created[key] = plan.toStore.count }
-                plan.positions.append(.stored(plan.toStore.count))
+                if let newKey { created[newKey] = index }
+                plan.positions.append(.stored(index))
                 plan.toStore.append(entry)
             }
         }
         return plan
     }
 
-    /// Writes a record's fields into an entry (`attributes`, `_soup…` and sync fields aside);
-    /// returns whether any value changed.
+    /// Writes a record's fields into an entry (`attributes`, `_soup…` and sync fields aside, and
+    /// an empty `Id`: it never takes an entry's id away); returns whether any value changed.
     static func merge(_ record: JSONObject, into entry: inout JSONObject) -> Bool {
         var changed = false
         for (key, value) in record where key != "attributes" && !key.hasPrefix("_soup") && !(key.hasPrefix("__") && key.hasSuffix("__")) {
+            if key == "Id" && isEmpty(value) { continue }
             if entry[key] != value { entry[key] = value; changed = true }
         }
         return changed
