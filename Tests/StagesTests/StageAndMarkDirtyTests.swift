@@ -368,17 +368,18 @@ import Testing
         return (outcome, try await entries(try SoupStore.openForReading(path: pipeline.store), "AccountSoup"))
     }
 
-    /// An empty key matches nothing new: records with `"Id": ""` are entries of their own, each
-    /// with a local id; and an empty `Id` never takes a stored entry's id away.
+    /// An empty or null key matches no other record: records with `"Id": ""` or `null` are entries
+    /// of their own, each with a local id; and an empty `Id` never takes a stored entry's id away.
     @Test func emptyKeysMakeEntriesOfTheirOwnAndNeverClearAnId() async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let (outcome, entries) = try await stageSeeded([
             ["attributes": ["type": "Account"], "Id": "", "Name": "A"], ["attributes": ["type": "Account"], "Id": "", "Name": "B"],
             ["attributes": ["type": "Account"], "Id": "001000000000001AAA", "Name": "C"],
+            ["attributes": ["type": "Account"], "Id": .null, "Name": "D"], ["attributes": ["type": "Account"], "Id": .null, "Name": "E"],
         ], #""soup": "AccountSoup", "matchOn": "Id", "markDirty": true"#, in: directory)
-        #expect(outcome.report.stages[0].counts["created"] == 3, "\(outcome.report.stages[0].counts)")
-        #expect(entries.map { $0["Name"] } == ["A", "B", "C"])
+        #expect(outcome.report.stages[0].counts["created"] == 5, "\(outcome.report.stages[0].counts)")
+        #expect(entries.map { $0["Name"] } == ["A", "B", "C", "D", "E"])
         #expect(entries[0]["Id"]?.stringValue?.hasPrefix("local_") == true && entries[1]["Id"] != entries[0]["Id"])
         let (_, again) = try await stageSeeded([["attributes": ["type": "Account"], "Id": "", "Name": "C", "Industry": "Tech"]],
                                                #""soup": "AccountSoup", "matchOn": "Name""#, in: directory)
