@@ -351,7 +351,7 @@ import Testing
 
     /// Runs a `stage` (its JSON after `"from": "source"`) over records seeded as an extract would
     /// leave them, then any `markDirty` stages of `extra`; returns the outcome and the soup's entries.
-    func stageSeeded(_ records: [JSONObject], _ stage: String, extra: String = "", in directory: String) async throws -> (RunOutcome, [JSONObject]) {
+    func stageSeeded(_ records: [JSONObject], _ stage: String, extra: String = "", in directory: String) async throws -> (RunOutcome, [JSONObject], store: String) {
         let pipeline = try loadPipeline("""
             { \(Self.soups), "stages": [
                 { "id": "source", "type": "test.count", "count": 0 },
@@ -365,7 +365,7 @@ import Testing
         try store.close()
         let outcome = try await PipelineRunner(pipeline: pipeline, options: RunOptions(only: pipeline.stages.map(\.id).filter { $0 != "source" }),
                                                observer: RecordingObserver()).run()
-        return (outcome, try await entries(try SoupStore.openForReading(path: pipeline.store), "AccountSoup"))
+        return (outcome, try await entries(try SoupStore.openForReading(path: pipeline.store), "AccountSoup"), pipeline.store)
     }
 
     /// An empty or null key matches no other record: records with `"Id": ""` or `null` are entries
@@ -373,7 +373,7 @@ import Testing
     @Test func emptyKeysMakeEntriesOfTheirOwnAndNeverClearAnId() async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let (outcome, entries) = try await stageSeeded([
+        let (outcome, entries, _) = try await stageSeeded([
             ["attributes": ["type": "Account"], "Id": "", "Name": "A"], ["attributes": ["type": "Account"], "Id": "", "Name": "B"],
             ["attributes": ["type": "Account"], "Id": "001000000000001AAA", "Name": "C"],
             ["attributes": ["type": "Account"], "Id": .null, "Name": "D"], ["attributes": ["type": "Account"], "Id": .null, "Name": "E"],
@@ -381,10 +381,16 @@ import Testing
         #expect(outcome.report.stages[0].counts["created"] == 5, "\(outcome.report.stages[0].counts)")
         #expect(entries.map { $0["Name"] } == ["A", "B", "C", "D", "E"])
         #expect(entries[0]["Id"]?.stringValue?.hasPrefix("local_") == true && entries[1]["Id"] != entries[0]["Id"])
-        let (_, again) = try await stageSeeded([["attributes": ["type": "Account"], "Id": "", "Name": "C", "Industry": "Tech"]],
+        let (_, again, _) = try await stageSeeded([["attributes": ["type": "Account"], "Id": "", "Name": "C", "Industry": "Tech"]],
                                                #""soup": "AccountSoup", "matchOn": "Name""#, in: directory)
         let c = try #require(again.first { $0["Name"] == "C" })
         #expect(c["Id"] == "001000000000001AAA" && c["Industry"] == "Tech")
+        // An empty name matches no stored entry either, in a later run as in the same batch.
+        for _ in 0..<2 {
+            _ = try await stageSeeded([["attributes": ["type": "Account"], "Name": ""]], #""soup": "AccountSoup", "matchOn": "Name""#, in: directory)
+        }
+        let (_, blanks, _) = try await stageSeeded([], #""soup": "AccountSoup", "matchOn": "Name""#, in: directory)
+        #expect(blanks.filter { $0["Name"] == "" }.count == 2)
     }
 
     /// An org record and a local one for the same key in one batch: the local one is compared with
@@ -396,22 +402,55 @@ import Testing
         for (local, dirty) in [("Acme Corp", true), ("Acme", false)] {
             let directory = try makeTemporaryDirectory()
             defer { try? FileManager.default.removeItem(atPath: directory) }
-            let (_, entries) = try await stageSeeded([org, ["attributes": ["type": "Account"], "Id": "001000000000001AAA", "Name": .string(local)]],
+            let (_, entries, _) = try await stageSeeded([org, ["attributes": ["type": "Account"], "Id": "001000000000001AAA", "Name": .string(local)]],
                                                      #""soup": "AccountSoup", "matchOn": "Id", "markDirty": true"#, in: directory)
             #expect(entries.count == 1 && entries[0]["Name"] == .string(local))
             #expect(entries[0][SyncField.locallyUpdated]?.isTruthy == dirty, "\(local)")
+        }
+        // A stored entry: the org's record then a local one leaving it as the org has it — clean,
+        // and what the org returned is what is confirmed.
+        do {
+            let directory = try makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            _ = try await stageSeeded([["attributes": ["type": "Account"], "Id": "001000000000001AAA", "Name": "Old"]],
+                                      #""soup": "AccountSoup", "matchOn": "Id""#, in: directory)
+            let (_, entries, store) = try await stageSeeded([org, ["attributes": ["type": "Account"], "Id": "001000000000001AAA", "Name": "Acme"]],
+                                                            #""soup": "AccountSoup", "matchOn": "Id", "markDirty": true"#, in: directory)
+            #expect(entries.count == 1 && !entries[0].isDirty)
+            let reader = try SoupStore.openForReading(path: store)
+            let confirmed = try await reader.confirmed(ids: [try #require(entries[0].soupEntryId)], in: "AccountSoup")
+            #expect(confirmed.values.first?["Name"] == "Acme")
         }
         // A stored entry nobody confirmed; the org returns it unchanged: `as: auto` then leaves it clean.
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         _ = try await stageSeeded([["attributes": ["type": "Account"], "Id": "001000000000001AAA", "Name": "Acme"]],
                                   #""soup": "AccountSoup", "matchOn": "Id""#, in: directory)
-        let (outcome, entries) = try await stageSeeded([org], #""soup": "AccountSoup", "matchOn": "Id""#, extra: """
+        let (outcome, entries, _) = try await stageSeeded([org], #""soup": "AccountSoup", "matchOn": "Id""#, extra: """
             , { "id": "mark", "type": "markDirty", "after": ["stage"], "soup": "AccountSoup", "as": "auto" }
             """, in: directory)
         #expect(outcome.report.stages[0].counts["unchanged"] == 1)
         #expect(outcome.report.stages[1].counts["unchanged"] == 1 && outcome.report.stages[1].counts["updated"] == 0)
         #expect(!entries[0].isDirty)
+    }
+
+    /// A record that gives a local entry its server id says the record exists in the org: the
+    /// entry is not flagged created (a sync up would make it twice), within a batch or across runs.
+    @Test func aServerIdForALocalEntryMeansUpdatedNotCreated() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let stage = #""soup": "AccountSoup", "matchOn": "Name", "markDirty": true"#
+        let (_, entries, _) = try await stageSeeded([["attributes": ["type": "Account"], "Name": "Zed"],
+                                                  ["attributes": ["type": "Account"], "Name": "Zed", "Id": "001000000000026AAA"]],
+                                                 stage, in: directory)
+        #expect(entries.count == 1 && entries[0]["Id"] == "001000000000026AAA")
+        #expect(entries[0][SyncField.locallyCreated] == false && entries[0][SyncField.locallyUpdated] == true)
+        // Across runs: flagged created by the first, given its server id by the second.
+        let (_, first, _) = try await stageSeeded([["attributes": ["type": "Account"], "Name": "Yan"]], stage, in: directory)
+        #expect(first.first { $0["Name"] == "Yan" }?[SyncField.locallyCreated] == true)
+        let (_, second, _) = try await stageSeeded([["attributes": ["type": "Account"], "Name": "Yan", "Id": "001000000000025AAA"]], stage, in: directory)
+        let yan = try #require(second.first { $0["Name"] == "Yan" })
+        #expect(yan["Id"] == "001000000000025AAA" && yan[SyncField.locallyCreated] == false && yan[SyncField.locallyUpdated] == true)
     }
 
     /// Several pages (2,000 entries each, one written while the next is read): every chosen entry

@@ -373,7 +373,7 @@ public struct SoupStagingStage: Stage {
               result: inout StageResult, rejects: inout RejectsWriter) async throws -> WritePlan
     {
         guard !records.isEmpty else { return WritePlan() }
-        let keys = records.compactMap { $0.record[matchOn] }.filter { !$0.isNull }
+        let keys = records.compactMap { $0.record[matchOn] }.filter { !Self.isEmpty($0) }
         let existing = try await context.store.entries(in: soupName, where: matchOn, in: keys)
         let confirmed = markDirty ? try await context.store.confirmed(ids: existing.values.joined().compactMap(\.soupEntryId), in: soupName) : [:]
         var plan = WritePlan()
@@ -392,9 +392,9 @@ public struct SoupStagingStage: Stage {
             let object = Self.type(of: record) ?? sobjectType ?? "records"
             // Read from the org: what the org holds, so a clean entry it lands on stays clean.
             let fromOrg = record["attributes"]?["url"]?.stringValue != nil
-            // `.none` spelled out: a bare `nil` beside a `JSONValue` is JSON null (`ExpressibleByNilLiteral`).
-            let key = record[matchOn].flatMap { $0.isNull ? Optional<JSONValue>.none : $0 }
-            let newKey = key.flatMap { Self.isEmpty($0) ? Optional<JSONValue>.none : $0 }
+            // No key (absent, null or empty): a new entry. `.none` spelled out: a bare `nil` beside
+            // a `JSONValue` is JSON null (`ExpressibleByNilLiteral`).
+            let key = record[matchOn].flatMap { Self.isEmpty($0) ? Optional<JSONValue>.none : $0 }
             let matches = key.flatMap { existing[$0] } ?? []
             if matches.count > 1 {
                 try rejects.add(line: staged.position, reason: "\(matches.count) entries of \(soupName) have \(matchOn) = \(record[matchOn]!.jsonString)",
@@ -403,12 +403,14 @@ public struct SoupStagingStage: Stage {
                 plan.positions.append(.none)
                 continue
             }
-            if matches.isEmpty, let newKey, let earlier = created[newKey] {
+            if matches.isEmpty, let key, let earlier = created[key] {
                 // A key new to the soup, again in the batch: the entry the first record created.
                 var entry = plan.toStore[earlier]
                 let changed = Self.merge(record, into: &entry)
                 result.add(changed ? StageCounts.updated : StageCounts.unchanged, object: object)
-                if !fromOrg {
+                if fromOrg {
+                    if orgSaid[earlier] != nil { orgSaid[earlier] = entry }
+                } else {
                     plan.confirming.remove(earlier)
                     if markDirty, MarkDirtyStage.markAuto(&entry, confirmed: orgSaid[earlier]) { plan.flagged.append(earlier) }
                 }
@@ -439,7 +441,12 @@ public struct SoupStagingStage: Stage {
                 result.add(changed ? StageCounts.updated : StageCounts.unchanged, object: object)
                 if let earlier {
                     if marked { plan.flagged.append(earlier) }
-                    if orgHolds { orgSaid[earlier] = entry } else { plan.confirming.remove(earlier) }
+                    if orgHolds {
+                        orgSaid[earlier] = entry
+                    } else if plan.confirming.remove(earlier) != nil, let id, let said = orgSaid[earlier] {
+                        // What the org returned stays confirmed; the write leaves it alone.
+                        plan.confirmingUnchanged[id] = said
+                    }
                     plan.toStore[earlier] = entry
                     plan.positions.append(.stored(earlier))
                 } else if changed || marked, let id {
@@ -478,7 +485,7 @@ public struct SoupStagingStage: Stage {
                     plan.flagged.append(index)
                 }
                 result.add(StageCounts.created, object: type)
-                if let newKey { created[newKey] = index }
+                if let key { created[key] = index }
                 plan.positions.append(.stored(index))
                 plan.toStore.append(entry)
             }
@@ -488,11 +495,18 @@ public struct SoupStagingStage: Stage {
 
     /// Writes a record's fields into an entry (`attributes`, `_soup…` and sync fields aside, and
     /// an empty `Id`: it never takes an entry's id away); returns whether any value changed.
+    /// A record giving a local entry a server id says the record exists in the org: the entry is
+    /// then no longer one to create (a create would make it twice) — its created flag is cleared.
     static func merge(_ record: JSONObject, into entry: inout JSONObject) -> Bool {
+        let localBefore = entry["Id"]?.stringValue.map(SyncField.isLocalId) ?? true
         var changed = false
         for (key, value) in record where key != "attributes" && !key.hasPrefix("_soup") && !(key.hasPrefix("__") && key.hasSuffix("__")) {
             if key == "Id" && isEmpty(value) { continue }
             if entry[key] != value { entry[key] = value; changed = true }
+        }
+        if localBefore, let id = entry["Id"]?.stringValue, !id.isEmpty, !SyncField.isLocalId(id), entry[SyncField.locallyCreated]?.isTruthy == true {
+            entry[SyncField.locallyCreated] = false
+            entry[SyncField.local] = .bool([SyncField.locallyUpdated, SyncField.locallyDeleted].contains { entry[$0]?.isTruthy == true })
         }
         return changed
     }
