@@ -451,6 +451,13 @@ import Testing
         let (_, second, _) = try await stageSeeded([["attributes": ["type": "Account"], "Name": "Yan", "Id": "001000000000025AAA"]], stage, in: directory)
         let yan = try #require(second.first { $0["Name"] == "Yan" })
         #expect(yan["Id"] == "001000000000025AAA" && yan[SyncField.locallyCreated] == false && yan[SyncField.locallyUpdated] == true)
+        // Created and deleted locally: it keeps both flags (removed here, never sent as a delete).
+        _ = try await stageSeeded([["attributes": ["type": "Account"], "Name": "Xen"]], stage, extra: """
+            , { "id": "gone", "type": "markDirty", "after": ["stage"], "soup": "AccountSoup", "where": "Name = 'Xen'", "as": "deleted" }
+            """, in: directory)
+        let (_, third, _) = try await stageSeeded([["attributes": ["type": "Account"], "Name": "Xen", "Id": "001000000000027AAA"]], stage, in: directory)
+        let xen = try #require(third.first { $0["Name"] == "Xen" })
+        #expect(xen[SyncField.locallyCreated] == true && xen[SyncField.locallyDeleted] == true)
     }
 
     /// Several pages (2,000 entries each, one written while the next is read): every chosen entry

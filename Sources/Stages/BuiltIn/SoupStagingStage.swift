@@ -504,9 +504,12 @@ public struct SoupStagingStage: Stage {
             if key == "Id" && isEmpty(value) { continue }
             if entry[key] != value { entry[key] = value; changed = true }
         }
-        if localBefore, let id = entry["Id"]?.stringValue, !id.isEmpty, !SyncField.isLocalId(id), entry[SyncField.locallyCreated]?.isTruthy == true {
+        // One created and deleted locally keeps both flags: it is removed here, never sent (a
+        // delete sent with the server id would remove a record nobody here created).
+        if localBefore, let id = entry["Id"]?.stringValue, !id.isEmpty, !SyncField.isLocalId(id),
+           entry[SyncField.locallyCreated]?.isTruthy == true, entry[SyncField.locallyDeleted]?.isTruthy != true {
             entry[SyncField.locallyCreated] = false
-            entry[SyncField.local] = .bool([SyncField.locallyUpdated, SyncField.locallyDeleted].contains { entry[$0]?.isTruthy == true })
+            entry[SyncField.local] = .bool(entry[SyncField.locallyUpdated]?.isTruthy == true)
         }
         return changed
     }
