@@ -460,6 +460,31 @@ import Testing
         #expect(xen[SyncField.locallyCreated] == true && xen[SyncField.locallyDeleted] == true)
     }
 
+    /// A self-lookup under LEAVE_IF_CHANGED leaves an entry with local changes as it is: its
+    /// record is a conflict, and its link is not set either; the other records link as usual.
+    @Test func aSelfLookupLeavesALocallyChangedEntryAlone() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let stage = """
+            [ { "id": "csv", "type": "extract.csv", "file": "accounts.csv", "sobjectType": "Account" },
+              { "id": "stage", "type": "stage", "from": "csv", "soup": "AccountSoup", "matchOn": "Name", "mergeMode": "LEAVE_IF_CHANGED",
+                "parent": { "soup": "AccountSoup", "key": "ParentName", "matchOn": "Name", "idField": "ParentId", "required": false } } ]
+            """
+        try write("Name,ParentName\nMom,\nKid,\nSis,\n", to: "accounts.csv", in: directory)
+        _ = try await run(directory, stage)
+        let (_, store) = try await run(directory, """
+            [ { "id": "mark", "type": "markDirty", "soup": "AccountSoup", "where": "Name = 'Kid'", "as": "updated" } ]
+            """)
+        let before = try #require(try await entries(store, "AccountSoup").first { $0["Name"] == "Kid" })
+        try write("Name,ParentName\nKid,Mom\nSis,Mom\nMom,\n", to: "accounts.csv", in: directory)
+        let (outcome, after) = try await run(directory, stage)
+        #expect(outcome.report.stages[1].counts["conflicts"] == 1)
+        let entries = try await entries(after, "AccountSoup")
+        let kid = try #require(entries.first { $0["Name"] == "Kid" })
+        #expect(kid["ParentId"] == nil && kid[SyncField.soupLastModifiedDate] == before[SyncField.soupLastModifiedDate], "not written")
+        #expect(entries.first { $0["Name"] == "Sis" }?["ParentId"] == entries.first { $0["Name"] == "Mom" }?["Id"])
+    }
+
     /// Several pages (2,000 entries each, one written while the next is read): every chosen entry
     /// flagged once, the others left alone, and a second run finds nothing more to flag.
     @Test func markDirtyAcrossPages() async throws {

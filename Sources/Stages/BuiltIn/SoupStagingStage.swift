@@ -199,7 +199,7 @@ public struct SoupStagingStage: Stage {
         }
         while !pendingWrites.isEmpty { try await settleOldest() }
         if !context.shouldStop {
-            try await resolveSelfLinks(pendingSelfLinks, context: context, result: &result, rejects: &rejects)
+            try await resolveSelfLinks(pendingSelfLinks, flagged: flagged, context: context, result: &result, rejects: &rejects)
         }
         try rejects.close()
         return result
@@ -217,7 +217,9 @@ public struct SoupStagingStage: Stage {
 
     /// Sets each self-lookup now that every record is in the soup (a parent later in the input is
     /// found); a record whose parent is not there is rejected, its entry staged without the link.
-    func resolveSelfLinks(_ pending: [PendingSelfLink], context: StageContext, result: inout StageResult,
+    /// Under LEAVE_IF_CHANGED an entry with local changes (its record a conflict) is left alone;
+    /// only entries whose link changes are written again.
+    func resolveSelfLinks(_ pending: [PendingSelfLink], flagged: FlaggedEntries, context: StageContext, result: inout StageResult,
                           rejects: inout RejectsWriter) async throws {
         for chunk in pending.chunked(into: 2000) {
             var changes = SoupChangeSet()
@@ -226,12 +228,15 @@ public struct SoupStagingStage: Stage {
                 entries[value] = matches[0]
             }
             let confirmed = markDirty ? try await context.store.confirmed(ids: entries.values.compactMap(\.soupEntryId), in: soup) : [:]
+            var linked = Set<JSONValue>()
             var byLink: [String: [PendingSelfLink]] = [:]
             for item in chunk { byLink[item.link.matchOn + "\u{0}" + item.link.idField, default: []].append(item) }
             for group in byLink.values {
                 let link = group[0].link
                 let parents = try await context.store.entries(in: soup, where: link.matchOn, in: group.map(\.key), keepingOnly: "Id")
                 for item in group {
+                    // A local change LEAVE_IF_CHANGED kept (its record counted a conflict): left as it is.
+                    if leaveIfChanged, let entry = entries[item.match], entry.isDirty, !flagged.contains(entry.soupEntryId, in: soup) { continue }
                     let candidates = parents[item.key] ?? []
                     guard candidates.count == 1, let id = candidates[0]["Id"], var entry = entries[item.match] else {
                         let keyText = item.key.stringValue ?? item.key.jsonString
@@ -240,12 +245,15 @@ public struct SoupStagingStage: Stage {
                         result.add(StageCounts.rejected, object: Self.type(of: item.raw) ?? sobjectType ?? "records")
                         continue
                     }
+                    guard entry[link.idField] != id else { continue }
                     entry[link.idField] = id
                     if markDirty { MarkDirtyStage.markAuto(&entry, confirmed: entry.soupEntryId.flatMap { confirmed[$0] }) }
                     entries[item.match] = entry
+                    linked.insert(item.match)
                 }
             }
-            for entry in entries.values { changes.save(entry, in: soup) }
+            // Only the entries a link changed are written again.
+            for (match, entry) in entries where linked.contains(match) { changes.save(entry, in: soup) }
             try await context.store.apply(changes)
         }
     }
