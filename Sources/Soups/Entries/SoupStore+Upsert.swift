@@ -26,25 +26,22 @@ extension SoupStore {
     /// `entries`) recorded as what the org confirmed in the same write (see ``setConfirmed(_:in:)``):
     /// entries staged from records the org returned, new ones included.
     public func prepare(_ entries: [JSONObject], for soupName: String, confirmingAt positions: Set<Int>) async throws -> PreparedEntries {
-        guard !positions.isEmpty else { return try await prepare(entries, for: soupName) }
-        let table = try await pool.read { db in try SoupTable.load(db, soupName: soupName) }
-        let prepared = try await Array(zip(entries, entries.indices.map(positions.contains))).concurrentMap { entry, confirming in
-            PreparedEntry(entry, table: table, confirming: confirming)
-        }
-        return PreparedEntries(soupName: soupName, table: table, entries: prepared)
+        try await prepare(entries, for: soupName, confirmingAll: false, confirming: [], confirmingAt: positions)
     }
 
-    /// ``prepare(_:for:)``, with the JSON of the data fields of every entry (`confirmingAll`) or of
-    /// the entries `confirming` names by `_soupEntryId`, written as what the org confirmed (see
-    /// ``setConfirmed(_:in:)``); `replacing` holds the stored entries some replace, by `_soupEntryId`
-    /// (see ``SoupChangeSet/replaced``).
+    /// ``prepare(_:for:)``, with the JSON of the data fields of every entry (`confirmingAll`), of
+    /// the entries `confirming` names by `_soupEntryId` or of those at `positions`, written as what
+    /// the org confirmed (see ``setConfirmed(_:in:)``); `replacing` holds the stored entries some
+    /// replace, by `_soupEntryId` (see ``SoupChangeSet/replaced``).
     func prepare(_ entries: [JSONObject], for soupName: String, confirmingAll: Bool, confirming: Set<Int64>,
-                 replacing: [Int64: JSONObject] = [:]) async throws -> PreparedEntries {
+                 confirmingAt positions: Set<Int> = [], replacing: [Int64: JSONObject] = [:]) async throws -> PreparedEntries {
         let table = try await pool.read { db in try SoupTable.load(db, soupName: soupName) }
-        let prepared = try await entries.concurrentMap { entry in
+        let prepared = try await Array(entries.indices).concurrentMap { index in
+            let entry = entries[index]
             let id = entry.soupEntryId
-            return PreparedEntry(entry, table: table, confirming: confirmingAll || (!confirming.isEmpty && id.map(confirming.contains) == true),
-                                 replacing: replacing.isEmpty ? nil : id.flatMap { replacing[$0] })
+            let confirmed = confirmingAll || (!positions.isEmpty && positions.contains(index))
+                || (!confirming.isEmpty && id.map(confirming.contains) == true)
+            return PreparedEntry(entry, table: table, confirming: confirmed, replacing: replacing.isEmpty ? nil : id.flatMap { replacing[$0] })
         }
         return PreparedEntries(soupName: soupName, table: table, entries: prepared)
     }

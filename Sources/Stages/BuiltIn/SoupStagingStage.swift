@@ -176,11 +176,10 @@ public struct SoupStagingStage: Stage {
                 if let last = pendingWrites.lastIndex(where: { !keys.isDisjoint(with: $0.keys) }) {
                     for _ in 0...last { try await settleOldest() }
                 }
-                var plan = try await plan(records, into: soup, matchOn: matchOn, flagged: flagged, context: context, result: &result, rejects: &rejects)
-                plan.keys = keys
+                let plan = try await plan(records, into: soup, matchOn: matchOn, flagged: flagged, context: context, result: &result, rejects: &rejects)
                 let prepared = try await plan.prepare(in: soup, context: context)
                 if pendingWrites.count == 2 { try await settleOldest() }
-                pendingWrites.append(plan.queue(prepared, context: context))
+                pendingWrites.append(plan.queue(prepared, keys: keys, context: context))
                 if context.shouldStop { break }
                 continue
             }
@@ -235,8 +234,8 @@ public struct SoupStagingStage: Stage {
                 let link = group[0].link
                 let parents = try await context.store.entries(in: soup, where: link.matchOn, in: group.map(\.key), keepingOnly: "Id")
                 for item in group {
-                    // A local change LEAVE_IF_CHANGED kept (its record counted a conflict): left as it is.
-                    if leaveIfChanged, let entry = entries[item.match], entry.isDirty, !flagged.contains(entry.soupEntryId, in: soup) { continue }
+                    // Its record counted a conflict: left as it is.
+                    if let entry = entries[item.match], keepsLocalChanges(entry, flagged: flagged, in: soup) { continue }
                     let candidates = parents[item.key] ?? []
                     guard candidates.count == 1, let id = candidates[0]["Id"], var entry = entries[item.match] else {
                         let keyText = item.key.stringValue ?? item.key.jsonString
@@ -256,6 +255,12 @@ public struct SoupStagingStage: Stage {
             for (match, entry) in entries where linked.contains(match) { changes.save(entry, in: soup) }
             try await context.store.apply(changes)
         }
+    }
+
+    /// Whether LEAVE_IF_CHANGED keeps `entry` as it is: dirty before this stage wrote to it (an
+    /// entry the stage flagged itself, in an earlier batch, is written again).
+    func keepsLocalChanges(_ entry: JSONObject, flagged: FlaggedEntries, in soupName: String) -> Bool {
+        leaveIfChanged && entry.isDirty && !flagged.contains(entry.soupEntryId, in: soupName)
     }
 
     /// `true` for a key with no value: absent, null or empty text.
@@ -309,8 +314,6 @@ public struct SoupStagingStage: Stage {
         var confirmingUnchanged: [Int64: JSONObject] = [:]
         /// Entries of `toStore` the batch flagged (`markDirty`).
         var flagged: [Int] = []
-        /// The match keys of the batch's records.
-        var keys: Set<JSONValue> = []
 
         /// The entries' JSON and index values, computed before the write is queued.
         func prepare(in soupName: String, context: StageContext) async throws -> PreparedEntries {
@@ -318,8 +321,8 @@ public struct SoupStagingStage: Stage {
         }
 
         /// Queues the write on the store's writer: the entries, and the confirmed values of those
-        /// left unchanged, in one transaction.
-        func queue(_ prepared: PreparedEntries, context: StageContext) -> QueuedWrite {
+        /// left unchanged, in one transaction; `keys` are the batch's match keys.
+        func queue(_ prepared: PreparedEntries, keys: Set<JSONValue> = [], context: StageContext) -> QueuedWrite {
             QueuedWrite(write: context.store.startUpsert(prepared, confirming: confirmingUnchanged), keys: keys, flagged: flagged)
         }
     }
@@ -427,9 +430,7 @@ public struct SoupStagingStage: Stage {
                 continue
             }
             if let match = matches.first {
-                // Dirty before this stage wrote to it: a local change LEAVE_IF_CHANGED keeps (an
-                // entry this stage flagged itself, in an earlier batch, is written again).
-                if leaveIfChanged && match.isDirty && !flagged.contains(match.soupEntryId, in: soupName) {
+                if keepsLocalChanges(match, flagged: flagged, in: soupName) {
                     result.add(StageCounts.conflicts, object: object)
                     plan.positions.append(.none)
                     continue
