@@ -95,7 +95,7 @@ public struct JSONParser {
     }
 }
 
-private struct Parser {
+struct Parser {
     let bytes: [UInt8]
     var index = 0
     var line = 1

@@ -5,12 +5,20 @@ import SOQL
 public struct QueryPage: Sendable {
     /// The number of records the whole query matches (from the first page on).
     public var totalSize: Int
+    /// The records, built; empty when ``raw`` holds them.
     public var records: [JSONObject]
+    /// The records as the org sent them, unbuilt: set on pages of ``OrgClient/queryPages(_:all:batchSize:raw:)``
+    /// asked for raw whose records hold no child subquery results (those are built, to be completed).
+    public var raw: RawJSONObjects?
 
-    public init(totalSize: Int, records: [JSONObject]) {
+    public init(totalSize: Int, records: [JSONObject], raw: RawJSONObjects? = nil) {
         self.totalSize = totalSize
         self.records = records
+        self.raw = raw
     }
+
+    /// The number of records.
+    public var count: Int { raw?.count ?? records.count }
 }
 
 /// The pages of a query, fetched in a pipeline: while the consumer works on one page, the next
@@ -23,15 +31,23 @@ public struct QueryPages: AsyncSequence, Sendable {
 
     let client: any OrgClient
     let first: OrgRequest
+    /// Leave the records of pages that need no completion unbuilt (``QueryPage/raw``).
+    let raw: Bool
 
     /// A page's answer, not yet parsed, and the request for the page after it.
     struct Downloaded: Sendable {
         var response: OrgResponse
         var next: OrgRequest?
+        /// The page as raw records, when asked for and possible.
+        var raw: QueryPage?
     }
 
-    static func download(_ request: OrgRequest, client: any OrgClient) async throws -> Downloaded {
+    static func download(_ request: OrgRequest, client: any OrgClient, raw: Bool) async throws -> Downloaded {
         let response = try await client.send(request)
+        if raw, let (page, nextURL) = rawPage(response.body) {
+            let next = nextURL.map { OrgRequest(method: "GET", path: $0, headers: request.headers, kind: "query") }
+            return Downloaded(response: response, next: next, raw: page)
+        }
         let header: JSONObject
         do {
             header = try JSONParser.parseObject(response.body, keeping: ["done", "nextRecordsUrl"])
@@ -45,8 +61,46 @@ public struct QueryPages: AsyncSequence, Sendable {
         return Downloaded(response: response, next: next)
     }
 
-    static func page(from response: OrgResponse, client: any OrgClient) async throws -> QueryPage {
-        let page = try response.json()
+    /// `"records"` as written in a page: a record holding it holds a child subquery's results.
+    private static let recordsName = Array("\"records\"".utf8)
+
+    /// A page's records found in its bytes without building them, with its `nextRecordsUrl` when
+    /// not done; `nil` when the page is to be parsed: not a page as expected, member names written
+    /// with escapes, or records holding child subquery results (built, to be completed).
+    static func rawPage(_ body: [UInt8]) -> (page: QueryPage, next: String?)? {
+        guard let (members, elements) = try? JSONParser.members(of: body, elementsOf: "records"), let elements,
+              !members.contains(where: { body[$0.name].contains(UInt8(ascii: "\\")) }) else { return nil }
+        func value(_ name: String) -> JSONValue? {
+            members.last { body[$0.name].elementsEqual(name.utf8) }.flatMap { try? JSONParser.parseValue(in: body, at: $0.value) }
+        }
+        // Elements that are not objects are passed over, as when the page is built.
+        let records = elements.filter { body[$0.lowerBound] == UInt8(ascii: "{") }
+        if let first = records.first, let last = records.last, contains(body, recordsName, in: first.lowerBound..<last.upperBound) { return nil }
+        let next = value("done") == false ? value("nextRecordsUrl")?.stringValue : nil
+        let page = QueryPage(totalSize: Int(value("totalSize")?.integerValue ?? 0), records: [], raw: RawJSONObjects(bytes: body, ranges: records))
+        return (page, next)
+    }
+
+    /// Whether `pattern` (not empty) occurs in `range` of `bytes`: Horspool's search, which steps
+    /// over most of a page's bytes unread.
+    private static func contains(_ bytes: [UInt8], _ pattern: [UInt8], in range: Range<Int>) -> Bool {
+        let length = pattern.count
+        guard range.count >= length else { return false }
+        var shift = [Int](repeating: length, count: 256)
+        for (offset, byte) in pattern.dropLast().enumerated() { shift[Int(byte)] = length - 1 - offset }
+        return bytes.withUnsafeBufferPointer { buffer in
+            var end = range.lowerBound + length - 1
+            while end < range.upperBound {
+                if buffer[(end - length + 1)...end].elementsEqual(pattern) { return true }
+                end += shift[Int(buffer[end])]
+            }
+            return false
+        }
+    }
+
+    static func page(from downloaded: Downloaded, client: any OrgClient) async throws -> QueryPage {
+        if let page = downloaded.raw { return page }
+        let page = try downloaded.response.json()
         var records: [JSONObject] = []
         for record in page["records"]?.arrayValue ?? [] {
             guard let object = record.objectValue else { continue }
@@ -58,12 +112,12 @@ public struct QueryPages: AsyncSequence, Sendable {
     /// Downloads page after page — each download starting as soon as the previous page's bytes
     /// are in — parses each beside the next one's download, and hands it over when the consumer
     /// asks for it (not sooner: back-pressure).
-    static func produce(from first: OrgRequest, client: any OrgClient, yield: @Sendable (QueryPage) async throws -> Void) async throws {
-        var downloaded = try await download(first, client: client)
+    static func produce(from first: OrgRequest, client: any OrgClient, raw: Bool, yield: @Sendable (QueryPage) async throws -> Void) async throws {
+        var downloaded = try await download(first, client: client, raw: raw)
         while true {
-            let following = downloaded.next.map { request in Task { try await download(request, client: client) } }
+            let following = downloaded.next.map { request in Task { try await download(request, client: client, raw: raw) } }
             do {
-                try await yield(try await page(from: downloaded.response, client: client))
+                try await yield(try await page(from: downloaded, client: client))
             } catch {
                 following?.cancel()
                 throw error
@@ -86,19 +140,21 @@ public struct QueryPages: AsyncSequence, Sendable {
     }
 
     public func makeAsyncIterator() -> AsyncIterator {
-        let client = client, first = first
+        let client = client, first = first, raw = raw
         return AsyncIterator(base: ProducedSequence { yield in
-            try await QueryPages.produce(from: first, client: client, yield: yield)
+            try await QueryPages.produce(from: first, client: client, raw: raw, yield: yield)
         }.makeAsyncIterator())
     }
 }
 
 extension OrgClient {
     /// The pages of a query (or `queryAll`), fetched on demand; every record carries all its children.
-    public func queryPages(_ query: SOQLQuery, all: Bool = false, batchSize: Int? = nil) -> QueryPages {
+    /// With `raw`, a page whose records hold no child subquery results leaves them as the org sent
+    /// them (``QueryPage/raw``), for a consumer that copies them as they are.
+    public func queryPages(_ query: SOQLQuery, all: Bool = false, batchSize: Int? = nil, raw: Bool = false) -> QueryPages {
         var headers: [(String, String)] = []
         if let batchSize { headers.append(("Sforce-Query-Options", "batchSize=\(min(2000, max(200, batchSize)))")) }
         return QueryPages(client: self, first: OrgRequest(method: "GET", path: apiPath + (all ? "/queryAll" : "/query"),
-                                                          query: [("q", query.description)], headers: headers, kind: "query"))
+                                                          query: [("q", query.description)], headers: headers, kind: "query"), raw: raw)
     }
 }

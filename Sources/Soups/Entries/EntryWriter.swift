@@ -139,7 +139,7 @@ final class EntryWriter {
 
     /// Stores one entry and returns its `_soupEntryId`; see ``SoupStore/upsert(_:into:externalIdPath:)``.
     func write(_ prepared: PreparedEntry, externalIdPath: String) throws -> Int64 {
-        try write(prepared, over: try existingId(of: prepared.entry, externalIdPath: externalIdPath),
+        try write(prepared, over: try existingId(of: try prepared.object(), externalIdPath: externalIdPath),
                   changed: prepared.previousColumnValues.flatMap { Self.changes(from: $0, to: prepared.columnValues) })
     }
 
@@ -202,7 +202,7 @@ final class EntryWriter {
         if soup.count > body, soup[..<body].elementsEqual(prepared.json[..<body]), PreparedEntry.isStoreFieldsTail(soup[body...], after: body > 1) {
             return true
         }
-        return try SoupStore.decodeEntry(soup).storesSameSync(as: prepared.entry)
+        return try SoupStore.decodeEntry(soup).storesSameSync(as: try prepared.object())
     }
 
     /// Stores one entry over the entry `existingId` — of whose `_local`, `_syncId` and index
@@ -251,7 +251,7 @@ final class EntryWriter {
         }
         // The full-text table follows its columns: untouched when none was written.
         let fullTextWritten = fullTextColumns.contains { offset in named.map { $0 & (1 << UInt64(offset)) != 0 } ?? true }
-        if table.hasFullText && fullTextWritten { try writeFullText(id: id, entry: .object(prepared.entry), replacing: existingId != nil) }
+        if table.hasFullText && fullTextWritten { try writeFullText(id: id, entry: .object(try prepared.object()), replacing: existingId != nil) }
         for (filter, valueIndex) in filters where filter.insert(prepared.columnValues[valueIndex + 2]) {
             if !fullFilters.contains(where: { $0 === filter }) { fullFilters.append(filter) }
         }

@@ -17,7 +17,8 @@ public struct PreparedEntries: Sendable {
 /// One entry made ready to write: its JSON text without the two fields the store sets
 /// (`_soupEntryId`, `_soupLastModifiedDate`, appended when written), and its column values.
 struct PreparedEntry: Sendable {
-    var entry: JSONObject
+    /// The entry as built; `nil` for one copied from a record's bytes (``object()`` parses `json`).
+    var entry: JSONObject?
     /// The entry's JSON without `_soupEntryId` and `_soupLastModifiedDate`.
     var json: [UInt8]
     /// The values of `_local`, `_syncId` and the index columns, in the order of the soup's indexes.
@@ -61,9 +62,16 @@ struct PreparedEntry: Sendable {
         return values
     }
 
-    /// The entry as stored: with its `_soupEntryId` and `_soupLastModifiedDate`.
+    /// The entry as an object: as built, else parsed from its JSON.
+    func object() throws -> JSONObject {
+        if let entry { return entry }
+        return try SoupStore.decodeEntry(json)
+    }
+
+    /// The entry as stored: with its `_soupEntryId` and `_soupLastModifiedDate`. Entries copied
+    /// from records are only ever merged, never returned as stored: theirs is parsed.
     func stored(id: Int64, modified: Int64) -> JSONObject {
-        var stored = entry
+        var stored = entry ?? (try? object()) ?? JSONObject()
         stored.reserveCapacity(stored.count + 2)
         stored[SyncField.soupEntryId] = .integer(id)
         stored[SyncField.soupLastModifiedDate] = .integer(modified)

@@ -10,7 +10,7 @@ extension SoupStore {
             throw SoupStoreError.notIndexed(soup: prepared.soupName, path: keyPath)
         }
         let entries = table.spec == prepared.table.spec
-            ? prepared.entries : prepared.entries.map { PreparedEntry($0.entry, table: table, confirming: true) }
+            ? prepared.entries : try prepared.entries.map { PreparedEntry(try $0.object(), table: table, confirming: true) }
         let filters = valueFilters(for: table)
         let writer = try EntryWriter(table: table, filters: filters, db: db)
         // The key's position among an entry's column values (after `_local` and `_syncId`), and

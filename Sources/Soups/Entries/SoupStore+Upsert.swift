@@ -81,7 +81,7 @@ extension SoupStore {
             throw SoupStoreError.notIndexed(soup: prepared.soupName, path: externalIdPath)
         }
         let entries = table.spec == prepared.table.spec
-            ? prepared.entries : prepared.entries.map { PreparedEntry($0.entry, table: table, confirming: $0.confirmed != nil) }
+            ? prepared.entries : try prepared.entries.map { PreparedEntry(try $0.object(), table: table, confirming: $0.confirmed != nil) }
         let writer = try EntryWriter(table: table, filters: valueFilters(for: table), db: db)
         var ids: [Int64] = []
         ids.reserveCapacity(entries.count)

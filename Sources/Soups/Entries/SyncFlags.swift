@@ -59,6 +59,17 @@ extension JSONObject {
         for (name, value) in SyncField.cleanValues { self[name] = value }
     }
 
+    /// The entry a record from the org makes for the sync `syncId`: the record with `__sync_id__`,
+    /// clean (what a sync down stores over whatever the record matches).
+    public func synced(syncId: Int64) -> JSONObject {
+        var entry = self
+        // Room for the sync id, the flags, the error and the entry id: one allocation.
+        entry.reserveCapacity(count + 8)
+        entry[SyncField.syncId] = .integer(syncId)
+        entry.markClean()
+        return entry
+    }
+
     /// Marks the entry as holding its record as created (``SyncField/asCreated``), dropping any
     /// modification date it held in `dateField`.
     public mutating func markAsCreated(dateField: String) {

@@ -48,6 +48,12 @@ public struct SoupChangeSet: Sendable {
         merges.append(SoupMerge(soup: soup, keyPath: keyPath, entries: entries))
     }
 
+    /// Stores the entries `records` make over the entries of `soup` holding the same value at
+    /// `keyPath` (see ``SoupMerge``), prepared from the records' bytes.
+    public mutating func merge(_ records: SyncedRecords, into soup: String, matching keyPath: String) {
+        merges.append(SoupMerge(soup: soup, keyPath: keyPath, entries: [], records: records))
+    }
+
     /// Deletes the entry `id` of `soup`.
     public mutating func delete(_ id: Int64, from soup: String) { deletions[soup, default: []].append(id) }
 
@@ -83,7 +89,14 @@ extension SoupStore {
         }
         var merges: [(PreparedEntries, String)] = []
         for merge in changes.merges {
-            merges.append((try await prepare(merge.entries, for: merge.soup, confirmingAll: true, confirming: []), merge.keyPath))
+            if let records = merge.records, merge.entries.isEmpty {
+                merges.append((try await prepare(records, for: merge.soup), merge.keyPath))
+                continue
+            }
+            // Entries and records together: the records built, all prepared alike.
+            var entries = merge.entries
+            if let records = merge.records { entries += try records.records.objects().map { $0.synced(syncId: records.syncId) } }
+            merges.append((try await prepare(entries, for: merge.soup, confirmingAll: true, confirming: []), merge.keyPath))
         }
         return PreparedChangeSet(changes: changes, entries: prepared, merges: merges)
     }

@@ -14,11 +14,15 @@ public struct SoupMerge: Sendable {
     public var keyPath: String
     /// The entries to store, without `_soupEntryId`.
     public var entries: [JSONObject]
+    /// Records as the org sent them, stored after `entries` as the entries they make: prepared
+    /// from their bytes (a sync down's page).
+    public var records: SyncedRecords?
 
-    public init(soup: String, keyPath: String, entries: [JSONObject]) {
+    public init(soup: String, keyPath: String, entries: [JSONObject], records: SyncedRecords? = nil) {
         self.soup = soup
         self.keyPath = keyPath
         self.entries = entries
+        self.records = records
     }
 
     /// What a merge did to the soup.

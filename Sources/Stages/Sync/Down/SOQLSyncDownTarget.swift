@@ -57,10 +57,26 @@ public struct SOQLSyncDownTarget: SyncDownTarget {
         try await pageChanges(for: records, in: context)
     }
 
+    /// Pages come raw when they are merged (``merged(_:in:)``): their records are copied into
+    /// entries from their bytes.
+    public func takesRawRecords(from query: SyncDownQuery, in context: SyncDownContext) async throws -> Bool {
+        try await mergesPages(in: context)
+    }
+
+    public func changes(forRaw records: RawJSONObjects, from query: SyncDownQuery, in context: SyncDownContext) async throws -> SyncDownPageChanges? {
+        guard try await mergesPages(in: context) else { return try await pageChanges(for: try records.objects(), in: context) }
+        return try merged(records, in: context)
+    }
+
+    /// Whether a page overwrites whatever its records match, matched as written (``SoupMerge``):
+    /// under OVERWRITE, with the id field indexed in a column.
+    private func mergesPages(in context: SyncDownContext) async throws -> Bool {
+        guard context.mergeMode == .overwrite else { return false }
+        return try await context.store.soupSpec(named: soupName).index(forPath: idFieldName).map { $0.type != .json1 } == true
+    }
+
     private func pageChanges(for records: [JSONObject], in context: SyncDownContext) async throws -> SyncDownPageChanges {
-        if context.mergeMode == .overwrite, try await context.store.soupSpec(named: soupName).index(forPath: idFieldName).map({ $0.type != .json1 }) == true {
-            return merged(records, in: context)
-        }
+        if try await mergesPages(in: context) { return merged(records, in: context) }
         var outcome = SyncDownPageOutcome()
         let ids = records.compactMap { $0[idFieldName] }.filter { !$0.isNull }
         let existing = try await context.store.entriesToSyncOver(in: soupName, where: idFieldName, in: ids, syncId: context.syncId)
@@ -95,6 +111,25 @@ public struct SOQLSyncDownTarget: SyncDownTarget {
         let object = records.first?["attributes"]?["type"]?.stringValue ?? query.from.name
         let ids = Set(records.compactMap { record in record[idFieldName].flatMap { $0.isNull ? nil : SalesforceId.key($0) } })
         return SyncDownPageChanges(changes: changes, outcome: outcome, ids: ids, mergedObjects: [object])
+    }
+
+    /// ``merged(_:in:)`` for records left as the org sent them: the store copies them into entries
+    /// from their bytes. Only dates and the first record's type are read here: of a query ordered
+    /// by modification date, the last record's (the newest when the org orders as asked, and
+    /// older otherwise: a resync then fetches more, never less). No ids are listed: a merge reads
+    /// nothing before it writes, so a record coming again on a later page (itself merged: a soup's
+    /// index, once added, stays) finds what the earlier page wrote.
+    private func merged(_ records: RawJSONObjects, in context: SyncDownContext) throws -> SyncDownPageChanges {
+        let dateName = JSONParser.MemberNames([modificationDateFieldName])
+        var outcome = SyncDownPageOutcome()
+        let dated = isOrderedByModification ? records.ranges.indices.suffix(1) : records.ranges.indices[...]
+        for position in dated {
+            outcome.stored(date: ServerTimestamp.milliseconds(try records.members(dateName, at: position)[modificationDateFieldName]))
+        }
+        var changes = SoupChangeSet()
+        changes.merge(SyncedRecords(records, syncId: context.syncId), into: soupName, matching: idFieldName)
+        let type = records.count > 0 ? try records.members(JSONParser.MemberNames(["attributes"]), at: 0)["attributes"]?["type"]?.stringValue : nil
+        return SyncDownPageChanges(changes: changes, outcome: outcome, ids: [], mergedObjects: [type ?? query.from.name])
     }
 
     public func cleanGhosts(in context: SyncDownContext) async throws -> StageResult {

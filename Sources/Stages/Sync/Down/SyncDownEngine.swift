@@ -31,6 +31,10 @@ struct SyncDownEngine {
         do {
             for query in try target.queries(since: since) {
                 var first = true
+                func changes(of page: QueryPage) async throws -> SyncDownPageChanges? {
+                    if let raw = page.raw { return try await target.changes(forRaw: raw, from: query, in: context) }
+                    return try await target.changes(for: page.records, from: query, in: context)
+                }
                 func store(_ page: QueryPage) async throws -> Bool {
                     if first {
                         total += max(0, page.totalSize)
@@ -38,11 +42,11 @@ struct SyncDownEngine {
                         try await tracker.setTotalSize(total)
                         first = false
                     }
-                    guard var planned = try await target.changes(for: page.records, from: query, in: context) else {
+                    guard var planned = try await changes(of: page) else {
                         // A target that stores through `save` alone: one page at a time.
                         try await writes.settle()
-                        let outcome = try await target.save(page.records, from: query, in: context)
-                        let stamp = account(outcome, records: page.records.count)
+                        let outcome = try await target.save(try page.raw?.objects() ?? page.records, from: query, in: context)
+                        let stamp = account(outcome, records: page.count)
                         if query.orderedByModification, let stamp { try await tracker.raiseMaxTimeStamp(to: stamp) }
                         try await tracker.advance(done: done)
                         return !Task.isCancelled
@@ -50,9 +54,9 @@ struct SyncDownEngine {
                     if writes.overlaps(planned.ids) {
                         // A record of the page being written comes again: read it once written.
                         try await writes.settle()
-                        planned = try await target.changes(for: page.records, from: query, in: context) ?? planned
+                        planned = try await changes(of: page) ?? planned
                     }
-                    let stamp = account(planned.outcome, records: page.records.count)
+                    let stamp = account(planned.outcome, records: page.count)
                     try await writes.start(planned, done: done, raisingMaxTimeStampTo: query.orderedByModification ? stamp : nil,
                                            in: context.store)
                     return !Task.isCancelled
@@ -69,7 +73,8 @@ struct SyncDownEngine {
                 if query.bulk {
                     for try await page in bulkPages(of: query) where try await !store(page) { break }
                 } else {
-                    for try await page in context.client.queryPages(query.query, batchSize: query.batchSize) where try await !store(page) { break }
+                    let raw = try await target.takesRawRecords(from: query, in: context)
+                    for try await page in context.client.queryPages(query.query, batchSize: query.batchSize, raw: raw) where try await !store(page) { break }
                 }
                 try await writes.settle()
                 if Task.isCancelled {

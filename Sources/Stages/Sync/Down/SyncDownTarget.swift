@@ -18,6 +18,14 @@ public protocol SyncDownTarget: Sendable {
     /// `nil` (the default) when the target only stores through ``save(_:from:in:)``.
     func changes(for records: [JSONObject], from query: SyncDownQuery, in context: SyncDownContext) async throws -> SyncDownPageChanges?
 
+    /// Whether the pages of `query` may come to ``changes(forRaw:from:in:)`` as the org sent them,
+    /// their records unbuilt; `false` (the default): they come built.
+    func takesRawRecords(from query: SyncDownQuery, in context: SyncDownContext) async throws -> Bool
+
+    /// ``changes(for:from:in:)`` for a page whose records were left as the org sent them (asked
+    /// for by ``takesRawRecords(from:in:)``). The default builds them and asks `changes(for:from:in:)`.
+    func changes(forRaw records: RawJSONObjects, from query: SyncDownQuery, in context: SyncDownContext) async throws -> SyncDownPageChanges?
+
     /// Removes the clean local entries of the sync that the org no longer holds (never a dirty
     /// entry, nor a parent with a dirty child); returns `ghostsRemoved` per object.
     func cleanGhosts(in context: SyncDownContext) async throws -> StageResult
@@ -143,6 +151,12 @@ public struct SyncDownPageOutcome: Sendable {
 extension SyncDownTarget {
     public func changes(for records: [JSONObject], from query: SyncDownQuery, in context: SyncDownContext) async throws -> SyncDownPageChanges? {
         nil
+    }
+
+    public func takesRawRecords(from query: SyncDownQuery, in context: SyncDownContext) async throws -> Bool { false }
+
+    public func changes(forRaw records: RawJSONObjects, from query: SyncDownQuery, in context: SyncDownContext) async throws -> SyncDownPageChanges? {
+        try await changes(for: try records.objects(), from: query, in: context)
     }
 
     /// `field >= since` as a SOQL condition (org timestamps have whole seconds: `>=` misses nothing

@@ -21,12 +21,7 @@ public enum SyncedEntry {
     /// The entry `record` becomes, whatever it is stored over: the record with `__sync_id__`, clean
     /// (what a ``SoupMerge`` of a sync down holds).
     public static func entry(for record: JSONObject, syncId: Int64) -> JSONObject {
-        var entry = record
-        // Room for the sync id, the flags, the error and the entry id: one allocation.
-        entry.reserveCapacity(record.count + 8)
-        entry[SyncField.syncId] = .integer(syncId)
-        entry.markClean()
-        return entry
+        record.synced(syncId: syncId)
     }
 
     /// Stores `record` over `existing` through `changes` (nothing to write when it is unchanged)
