@@ -7,10 +7,11 @@ import Stages
 
 /// The inputs the fuzzers drive (`scripts/fuzz`), each through the product's own entry point:
 /// the CSV reader, the XML reader, the SOQL parser (with binds and a print-and-parse round trip),
-/// the pipeline loader, and the emulator's HTTP request handling. The same functions replay the
+/// the pipeline loader, the byte-level record copy against the JSON parser, and the emulator's
+/// HTTP request handling. The same functions replay the
 /// committed corpora in `swift test`, so a finding fixed once stays fixed.
 public enum FuzzTarget: String, CaseIterable, Sendable {
-    case csv, xml, soql, pipeline, emulator
+    case csv, xml, soql, pipeline, json, emulator
 
     /// Where a target's committed corpus lives, under the package root.
     public var corpusDirectory: String { "Fuzz/Corpus/\(rawValue)" }
@@ -49,8 +50,46 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             let path = scratch + "/pipeline.json"
             guard FileManager.default.createFile(atPath: path, contents: data) else { return }
             _ = try? PipelineLoader(variables: VariableResolver(variables: ["TOKEN": "t", "NAME": "n"])).load(path: path)
+        case .json:
+            Self.compareCopyWithParse([UInt8](data))
         case .emulator:
             preconditionFailure("the emulator target runs against a server: use FuzzEmulator")
+        }
+    }
+
+    /// A sync down copies records from a page's bytes (``JSONParser/copyObject(in:at:into:members:)``)
+    /// instead of parsing and writing them: a copy must write what parsing and writing give, and
+    /// fail only where parsing does; a page's records must be the elements parsing finds.
+    static func compareCopyWithParse(_ bytes: [UInt8]) {
+        let parsed = try? JSONParser.parse(bytes).value
+        // The document's object, without the byte order mark the parser skips and outer spacing.
+        let spacing: Set<UInt8> = [0x20, 0x09, 0x0A, 0x0D]
+        var start = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        while start < bytes.count, spacing.contains(bytes[start]) { start += 1 }
+        var end = bytes.count
+        while end > start, spacing.contains(bytes[end - 1]) { end -= 1 }
+        guard start < end, bytes[start] == UInt8(ascii: "{") else { return }
+        var output: [UInt8] = []
+        var members: [(name: Range<Int>, value: Range<Int>)] = []
+        do {
+            if try JSONParser.copyObject(in: bytes, at: start..<end, into: &output, members: &members) {
+                guard let parsed else { preconditionFailure("copied an object that does not parse") }
+                var written: [UInt8] = []
+                parsed.write(into: &written)
+                precondition(output == written, "the copy differs: \(String(decoding: output, as: UTF8.self))")
+                precondition(members.map { String(decoding: output[$0.name], as: UTF8.self) } == parsed.objectValue?.keys)
+            }
+        } catch {
+            precondition(parsed == nil, "the copy failed on an object that parses: \(error)")
+        }
+        // A page whose names repeat is parsed, not read this way.
+        guard let (names, elements) = try? JSONParser.members(of: bytes, elementsOf: "records"),
+              Set(names.map { Array(bytes[$0.name]) }).count == names.count else { return }
+        if let records = parsed?["records"]?.arrayValue, let elements {
+            precondition(elements.count == records.count, "the page's records were miscounted")
+            for (range, record) in zip(elements, records) {
+                precondition((try? JSONParser.parseValue(in: bytes, at: range)) == record, "a record's range is wrong")
+            }
         }
     }
 

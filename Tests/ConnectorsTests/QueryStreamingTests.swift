@@ -167,6 +167,44 @@ import Testing
         }
     }
 
+    /// Pages asked for raw leave their records as the org sent them, except pages whose records
+    /// hold child subquery results: those come built, their children completed.
+    @Test func rawPagesLeaveRecordsUnbuiltUnlessTheyHoldChildResults() async throws {
+        try await withClient { org, client in
+            let parents = try await createAccounts(client, count: 260, prefix: "Raw")
+            var contacts: [JSONObject] = (1...230).map { index in
+                ["attributes": ["type": "Contact"], "LastName": .string("Kid-\(index)"), "AccountId": .string(parents[249])]
+            }
+            while !contacts.isEmpty {
+                let batch = Array(contacts.prefix(200))
+                contacts.removeFirst(batch.count)
+                #expect(try await client.createRecords(batch, allOrNone: true).allSatisfy { $0.success })
+            }
+            var ids: [String] = []
+            for try await page in client.queryPages(try SOQL.parseQuery("SELECT Id, Name FROM Account WHERE Name LIKE 'Raw-%' ORDER BY Name"),
+                                                    batchSize: 200, raw: true) {
+                let raw = try #require(page.raw)
+                #expect(page.records.isEmpty && page.count == raw.count && page.totalSize == 260)
+                ids += try raw.objects().compactMap { $0["Id"]?.stringValue }
+            }
+            #expect(ids == parents)
+            // With a subquery: the first page holds no child results (raw), the second holds the
+            // 250th parent's first 200 children (built, the other 30 fetched).
+            var kinds: [String] = []
+            var children = 0
+            for try await page in client.queryPages(try SOQL.parseQuery("SELECT Id, (SELECT LastName FROM Contacts) FROM Account WHERE Name LIKE 'Raw-%' ORDER BY Name"),
+                                                    batchSize: 200, raw: true) {
+                kinds.append(page.raw == nil ? "built" : "raw")
+                for record in try page.raw?.objects() ?? page.records {
+                    children += record["Contacts"]?["records"]?.arrayValue?.count ?? 0
+                    if record["Contacts"] != .null { #expect(record["Contacts"]?["done"] == true) }
+                }
+            }
+            #expect(kinds == ["raw", "built"])
+            #expect(children == 230)
+        }
+    }
+
     @Test func stopsFetchingWhenTheConsumerStops() async throws {
         try await withClient { org, client in
             try await createAccounts(client, count: 450, prefix: "Early")

@@ -66,10 +66,11 @@ public struct QueryPages: AsyncSequence, Sendable {
 
     /// A page's records found in its bytes without building them, with its `nextRecordsUrl` when
     /// not done; `nil` when the page is to be parsed: not a page as expected, member names written
-    /// with escapes, or records holding child subquery results (built, to be completed).
+    /// with escapes or repeated, or records holding child subquery results (built, to be completed).
     static func rawPage(_ body: [UInt8]) -> (page: QueryPage, next: String?)? {
         guard let (members, elements) = try? JSONParser.members(of: body, elementsOf: "records"), let elements,
-              !members.contains(where: { body[$0.name].contains(UInt8(ascii: "\\")) }) else { return nil }
+              !members.contains(where: { body[$0.name].contains(UInt8(ascii: "\\")) }),
+              Set(members.map { Array(body[$0.name]) }).count == members.count else { return nil }
         func value(_ name: String) -> JSONValue? {
             members.last { body[$0.name].elementsEqual(name.utf8) }.flatMap { try? JSONParser.parseValue(in: body, at: $0.value) }
         }
