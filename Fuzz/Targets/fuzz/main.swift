@@ -38,10 +38,15 @@ func runDriver(_ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<
                _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt) -> CInt
 
 var arguments = CommandLine.arguments
-guard arguments.count > 1, let target = FuzzTarget(rawValue: arguments.remove(at: 1)) else {
-    FileHandle.standardError.write(Data("usage: fuzz csv|xml|soql|pipeline|emulator [libFuzzer options] [corpus…]\n".utf8))
+// libFuzzer runs this program again for `-merge=1`, with its own arguments only: the target goes
+// to those runs through the environment.
+let named = arguments.count > 1 ? FuzzTarget(rawValue: arguments[1]) : nil
+if named != nil { arguments.remove(at: 1) }
+guard let target = named ?? ProcessInfo.processInfo.environment["FUZZ_TARGET"].flatMap(FuzzTarget.init(rawValue:)) else {
+    FileHandle.standardError.write(Data("usage: fuzz \(FuzzTarget.allCases.map(\.rawValue).joined(separator: "|")) [libFuzzer options] [corpus…]\n".utf8))
     exit(2)
 }
+setenv("FUZZ_TARGET", target.rawValue, 1)
 Input.target = target
 if target == .emulator { _ = Input.emulator }
 // libFuzzer reads the remaining arguments, the program name first.
