@@ -78,6 +78,12 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
                 parsed.write(into: &written)
                 precondition(output == written, "the copy differs: \(String(decoding: output, as: UTF8.self))")
                 precondition(members.map { String(decoding: output[$0.name], as: UTF8.self) } == parsed.objectValue?.keys)
+                // Each member's value reads back as the value parsed (index columns are read so).
+                for member in members {
+                    let name = String(decoding: output[member.name], as: UTF8.self)
+                    guard let value = try? JSONParser.parseValue(in: output, at: member.value), let original = parsed[name],
+                          identical(value, original) else { preconditionFailure("\(name) does not read back as parsed") }
+                }
             }
         } catch {
             precondition(parsed == nil, "the copy failed on an object that parses: \(error)")
@@ -90,6 +96,17 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             for (range, record) in zip(elements, records) {
                 precondition((try? JSONParser.parseValue(in: bytes, at: range)) == record, "a record's range is wrong")
             }
+        }
+    }
+
+    /// Equal, doubles to the bit (`-0.0` is not `0.0`).
+    static func identical(_ first: JSONValue, _ second: JSONValue) -> Bool {
+        switch (first, second) {
+        case (.double(let one), .double(let other)): return one.bitPattern == other.bitPattern
+        case (.array(let one), .array(let other)): return one.count == other.count && zip(one, other).allSatisfy(identical)
+        case (.object(let one), .object(let other)):
+            return one.keys == other.keys && one.keys.allSatisfy { key in identical(one[key]!, other[key]!) }
+        default: return first == second
         }
     }
 

@@ -100,6 +100,9 @@ struct Parser {
     var index = 0
     var line = 1
     var lineStart = 0
+    /// Set when parsing began inside the document (``init(bytes:at:)``): `line` and `lineStart`
+    /// then count from there, and an error counts them over the whole document instead.
+    var startedInside = false
     var duplicates: [JSONDuplicateKey] = []
     /// Where the parser is, rendered only when a repeated key is reported.
     var path: [PathComponent] = []
@@ -137,6 +140,12 @@ struct Parser {
     }
 
     func error(_ message: String) -> JSONSyntaxError {
+        var line = line, lineStart = lineStart
+        if startedInside {
+            let before = bytes[..<min(index, bytes.count)]
+            line = 1 + before.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
+            lineStart = before.lastIndex(of: 0x0A).map { $0 + 1 } ?? 0
+        }
         // Columns count characters, not bytes: skip UTF-8 continuation bytes.
         var column = 1
         var i = lineStart
@@ -258,9 +267,10 @@ struct Parser {
     }
 
     /// An object's members named in `names` (each once); the others' values are skipped,
-    /// and the object is left as soon as every name was found. A member's name is compared as
-    /// bytes, so a skipped one never becomes a `String`.
-    mutating func parseObject(depth: Int, keeping names: JSONParser.MemberNames) throws(JSONSyntaxError) -> JSONObject {
+    /// and the object is left as soon as every name was found — or, `throughTheEnd`, read to its
+    /// end, a repeated name keeping its last value. A member's name is compared as bytes, so a
+    /// skipped one never becomes a `String`.
+    mutating func parseObject(depth: Int, keeping names: JSONParser.MemberNames, throughTheEnd: Bool = false) throws(JSONSyntaxError) -> JSONObject {
         let keys = names.utf8
         index += 1
         var object = JSONObject()
@@ -297,7 +307,7 @@ struct Parser {
             } else {
                 object[names.strings[position]] = value
             }
-            if object.count == keys.count { return object }
+            if object.count == keys.count && !throughTheEnd { return object }
         } while try objectContinues()
         return object
     }

@@ -1,4 +1,4 @@
-import Connectors
+@testable import Connectors
 import Foundation
 import JSON
 import SOQL
@@ -203,6 +203,27 @@ import Testing
             #expect(kinds == ["raw", "built"])
             #expect(children == 230)
         }
+    }
+
+    /// A page asked for raw is read as one only when it is what a built page would accept: else it
+    /// is built, and fails as a built page does (never a sync that stops early, taking a page it
+    /// cannot read as the last).
+    @Test(arguments: [
+        #"{"totalSize":5,"done":fals,"nextRecordsUrl":"/q/2","records":[{"Id":"1"}]}"#,
+        #"{"totalSize":5,"done":false,"nextRecordsUrl":"/q/\x","records":[{"Id":"1"}]}"#,
+        #"{"totalSize":5,"done":true,"records":[{"Id":"1"},tru]}"#,
+        #"{"totalSize":5,"done":true,"records":[{"Id":"1"}],"records":[]}"#,
+        #"{"totalSize":5,"done":true,"records":[{"Id":"1","Contacts":{"done":true,"\u0072ecords":[]}}]}"#,
+        #"{"totalSize":5,"done":true,"records":[{"Id":"1","Contacts":{"done":true,"records":[]}}]}"#,
+    ]) func rawPagesAreOnlyPagesABuiltPageWouldAccept(_ text: String) {
+        #expect(QueryPages.rawPage(Array(text.utf8)) == nil)
+    }
+
+    @Test func aRawPageKeepsItsRecordsAndNextPage() throws {
+        let text = #"{"totalSize":5,"done":false,"nextRecordsUrl":"/q/2","records":[{"Id":"1"},null,{"Id":"2"}]}"#
+        let (page, next) = try #require(QueryPages.rawPage(Array(text.utf8)))
+        #expect(next == "/q/2" && page.totalSize == 5 && page.records.isEmpty)
+        #expect(try page.raw?.objects() == [["Id": "1"], ["Id": "2"]])
     }
 
     @Test func stopsFetchingWhenTheConsumerStops() async throws {

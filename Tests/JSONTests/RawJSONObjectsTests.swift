@@ -28,7 +28,7 @@ import Testing
         #"{"a":1}"#,
         " {\n  \"a\" : 1 ,\t\"b\" : [ 1 , 2 , { } , [ ] ] \r\n} ",
         #"{"n":-0,"z":0,"i":-12,"big":9223372036854775807,"bigger":9223372036854775808,"neg":-9223372036854775808}"#,
-        #"{"d":1.0,"e":1e2,"f":1.50,"g":-0.0,"h":1E-7,"k":0.1,"l":12345678901234567890.5,"m":2.5e+3}"#,
+        #"{"d":1.0,"e":1e2,"f":1.50,"g":-0.5,"h":1E-7,"k":0.1,"l":12345678901234567890.5,"m":2.5e+3}"#,
         #"{"s":"plain","t":"with \"quotes\" and \\ and \/ slash","u":"\u00e9\u0001\n\t\r\b\f","v":"é — 日本","w":"\ud83d\ude00"}"#,
         #"{"attributes":{"type":"Account","url":"/services/data/v62.0/sobjects/Account/001"},"Id":"001","Owner":{"Name":"Ann","Nested":{"x":[true,false,null]}}}"#,
         #"{"a":[[[[]]]],"b":[{"c":{"d":{}}}],"e":null,"f":true,"g":false}"#,
@@ -62,6 +62,26 @@ import Testing
         let text = #"{"ab":1,"cb":2,"xb":3,"ab2":4,"\#((0..<40).map { "f\($0)b" }.joined(separator: "\":0,\""))":0}"#
         let copy = try #require(try copied(text))
         #expect(copy.output == (try written(text)))
+    }
+
+    /// `-0.0` is written `0.0`: a copy would read back as another value than the one parsed.
+    @Test func negativeZeroIsLeftToTheParser() throws {
+        #expect(try copied(#"{"a":-0.0}"#) == nil)
+        #expect(try copied(#"{"a":[{"b":-0e5}]}"#) == nil)
+        #expect(try copied(#"{"a":-0}"#)?.output == Array(#"{"a":0}"#.utf8))
+    }
+
+    /// An error in a record of a page names the line and column in the page.
+    @Test func anErrorInARecordNamesItsPlaceInThePage() throws {
+        let page = Array("{\"records\": [\n  {\"a\": 1},\n  {\"b\": tru}\n]}".utf8)
+        let elements = try #require(try JSONParser.members(of: page, elementsOf: "records").elements)
+        let raw = RawJSONObjects(bytes: page, ranges: elements)
+        #expect(throws: JSONSyntaxError(line: 3, column: 9, message: "invalid literal, expected 'true'")) { try raw.object(at: 1) }
+        var output: [UInt8] = []
+        var members: [(name: Range<Int>, value: Range<Int>)] = []
+        #expect(throws: JSONSyntaxError(line: 3, column: 9, message: "invalid literal, expected 'true'")) {
+            _ = try JSONParser.copyObject(in: page, at: elements[1], into: &output, members: &members)
+        }
     }
 
     @Test(arguments: [#"{"a":tru}"#, #"{"a":1,}"#, #"{"a":01}"#, #"{"a":"x\qy"}"#, #"{"a":[1,]}"#, "{\"a\":\"\u{01}\"}", #"{"a":-}"#])

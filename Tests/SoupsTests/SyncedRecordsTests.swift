@@ -22,6 +22,7 @@ import Testing
           {"Id":"001F"},
           {},
           {"attributes":{"type":"Contact"},"Id":"003A","Name":"Other type","Owner":null},
+          {"attributes":{"type":"Account"},"Id":"001G","Name":"Signed zero","Score__c":-0.0},
           {"attributes":{"type":"Account"},"Id":"001A","Name":"Acme again","Description":"still a client"}
         ]}
         """
@@ -70,13 +71,28 @@ import Testing
         }
     }
 
+    /// A record that is not valid JSON fails the write, naming the soup and the place.
+    @Test func aRecordThatIsNotJSONFailsNamingTheSoup() async throws {
+        try await withStore { store in
+            try await store.registerSoup(Self.spec)
+            let bytes = Array(#"{"records":[{"Id":"001A"},{"Id":"001B","Name":tru}]}"#.utf8)
+            let records = RawJSONObjects(bytes: bytes, ranges: try #require(try JSONParser.members(of: bytes, elementsOf: "records").elements))
+            var changes = SoupChangeSet()
+            changes.merge(SyncedRecords(records, syncId: 7), into: "Accounts", matching: "Id")
+            await #expect(throws: SoupStoreError.invalidRecord(soup: "Accounts", reason: "line 1, column 47: invalid literal, expected 'true'")) {
+                try await store.apply(changes)
+            }
+            #expect(try await allEntries(store, "Accounts").isEmpty)
+        }
+    }
+
     /// The copy declines what it cannot write as the built entry is written; the rest it copies.
     @Test func onlyRecordsTheCopyCannotWriteAlikeAreBuilt() throws {
         let records = try records()
         let table = SoupTable(spec: Self.spec, soupId: 1)
         let form = SyncedRecordForm(table: table, syncId: 7)
         let copiedPositions = try records.ranges.indices.filter { try PreparedEntry(record: records.ranges[$0], in: records.bytes, form: form) != nil }
-        #expect(copiedPositions == [0, 1, 5, 6, 7, 8])
+        #expect(copiedPositions == [0, 1, 5, 6, 7, 9])
         for position in copiedPositions {
             let copy = try #require(try PreparedEntry(record: records.ranges[position], in: records.bytes, form: form))
             let built = PreparedEntry(try records.object(at: position).synced(syncId: 7), table: table, confirming: true)

@@ -65,20 +65,36 @@ public struct QueryPages: AsyncSequence, Sendable {
     private static let recordsName = Array("\"records\"".utf8)
 
     /// A page's records found in its bytes without building them, with its `nextRecordsUrl` when
-    /// not done; `nil` when the page is to be parsed: not a page as expected, member names written
-    /// with escapes or repeated, or records holding child subquery results (built, to be completed).
+    /// not done; `nil` when the page is to be parsed — so that it fails as a built page does, or is
+    /// completed: a page that is not as expected (a member name with escapes or repeated, a value
+    /// besides the records that does not parse), or records that may hold child subquery results
+    /// (`"records"` in them, or a `\u` escape that could spell it). The records themselves are
+    /// checked as they are copied.
     static func rawPage(_ body: [UInt8]) -> (page: QueryPage, next: String?)? {
         guard let (members, elements) = try? JSONParser.members(of: body, elementsOf: "records"), let elements,
               !members.contains(where: { body[$0.name].contains(UInt8(ascii: "\\")) }),
               Set(members.map { Array(body[$0.name]) }).count == members.count else { return nil }
-        func value(_ name: String) -> JSONValue? {
-            members.last { body[$0.name].elementsEqual(name.utf8) }.flatMap { try? JSONParser.parseValue(in: body, at: $0.value) }
+        var values: [String: JSONValue] = [:]
+        for member in members where !body[member.name].elementsEqual("records".utf8) {
+            guard let value = try? JSONParser.parseValue(in: body, at: member.value) else { return nil }
+            values[String(decoding: body[member.name], as: UTF8.self)] = value
         }
-        // Elements that are not objects are passed over, as when the page is built.
-        let records = elements.filter { body[$0.lowerBound] == UInt8(ascii: "{") }
-        if let first = records.first, let last = records.last, contains(body, recordsName, in: first.lowerBound..<last.upperBound) { return nil }
-        let next = value("done") == false ? value("nextRecordsUrl")?.stringValue : nil
-        let page = QueryPage(totalSize: Int(value("totalSize")?.integerValue ?? 0), records: [], raw: RawJSONObjects(bytes: body, ranges: records))
+        // Elements that are not objects are passed over, as when the page is built (once they parse).
+        var records: [Range<Int>] = []
+        records.reserveCapacity(elements.count)
+        for element in elements {
+            if body[element.lowerBound] == UInt8(ascii: "{") {
+                records.append(element)
+            } else if (try? JSONParser.parseValue(in: body, at: element)) == nil {
+                return nil
+            }
+        }
+        if let first = records.first, let last = records.last {
+            let span = first.lowerBound..<last.upperBound
+            if contains(body, recordsName, in: span) || contains(body, Array("\\u".utf8), in: span) { return nil }
+        }
+        let next = values["done"] == false ? values["nextRecordsUrl"]?.stringValue : nil
+        let page = QueryPage(totalSize: Int(values["totalSize"]?.integerValue ?? 0), records: [], raw: RawJSONObjects(bytes: body, ranges: records))
         return (page, next)
     }
 

@@ -94,8 +94,12 @@ extension SoupStore {
         let form = SyncedRecordForm(table: table, syncId: records.syncId)
         let raw = records.records
         let prepared = try await Array(raw.ranges.indices).concurrentMap { position in
-            if let entry = try PreparedEntry(record: raw.ranges[position], in: raw.bytes, form: form) { return entry }
-            return PreparedEntry(try raw.object(at: position).synced(syncId: records.syncId), table: table, confirming: true)
+            do {
+                if let entry = try PreparedEntry(record: raw.ranges[position], in: raw.bytes, form: form) { return entry }
+                return PreparedEntry(try raw.object(at: position).synced(syncId: records.syncId), table: table, confirming: true)
+            } catch let error as JSONSyntaxError {
+                throw SoupStoreError.invalidRecord(soup: soupName, reason: error.description)
+            }
         }
         return PreparedEntries(soupName: soupName, table: table, entries: prepared)
     }
