@@ -215,8 +215,14 @@ import Testing
         #"{"totalSize":5,"done":true,"records":[{"Id":"1"}],"records":[]}"#,
         #"{"totalSize":5,"done":true,"records":[{"Id":"1","Contacts":{"done":true,"\u0072ecords":[]}}]}"#,
         #"{"totalSize":5,"done":true,"records":[{"Id":"1","Contacts":{"done":true,"records":[]}}]}"#,
+        "{\"total\u{01}Size\":5,\"done\":true,\"records\":[{\"Id\":\"1\"}]}",
     ]) func rawPagesAreOnlyPagesABuiltPageWouldAccept(_ text: String) {
         #expect(QueryPages.rawPage(Array(text.utf8)) == nil)
+    }
+
+    @Test func aPageWithAMemberNameThatIsNotUTF8IsBuilt() {
+        let page = Array(#"{"done":true,""#.utf8) + [0xFF] + Array(#"":1,"records":[{"Id":"1"}]}"#.utf8)
+        #expect(QueryPages.rawPage(page) == nil)
     }
 
     @Test func aRawPageKeepsItsRecordsAndNextPage() throws {

@@ -71,7 +71,7 @@ import Testing
         }
     }
 
-    /// A record that is not valid JSON fails the write, naming the soup and the place.
+    /// A record that is not valid JSON fails the write, naming the soup and its place in its page.
     @Test func aRecordThatIsNotJSONFailsNamingTheSoup() async throws {
         try await withStore { store in
             try await store.registerSoup(Self.spec)

@@ -8,7 +8,8 @@ public struct QueryPage: Sendable {
     /// The records, built; empty when ``raw`` holds them.
     public var records: [JSONObject]
     /// The records as the org sent them, unbuilt: set on pages of ``OrgClient/queryPages(_:all:batchSize:raw:)``
-    /// asked for raw whose records hold no child subquery results (those are built, to be completed).
+    /// asked for raw, unless the page may hold child subquery results (built, to be completed) or
+    /// is not as expected (built, to fail as a built page does).
     public var raw: RawJSONObjects?
 
     public init(totalSize: Int, records: [JSONObject], raw: RawJSONObjects? = nil) {
@@ -72,7 +73,7 @@ public struct QueryPages: AsyncSequence, Sendable {
     /// checked as they are copied.
     static func rawPage(_ body: [UInt8]) -> (page: QueryPage, next: String?)? {
         guard let (members, elements) = try? JSONParser.members(of: body, elementsOf: "records"), let elements,
-              !members.contains(where: { body[$0.name].contains(UInt8(ascii: "\\")) }),
+              members.allSatisfy({ isPlainName(body[$0.name]) }),
               Set(members.map { Array(body[$0.name]) }).count == members.count else { return nil }
         var values: [String: JSONValue] = [:]
         for member in members where !body[member.name].elementsEqual("records".utf8) {
@@ -96,6 +97,12 @@ public struct QueryPages: AsyncSequence, Sendable {
         let next = values["done"] == false ? values["nextRecordsUrl"]?.stringValue : nil
         let page = QueryPage(totalSize: Int(values["totalSize"]?.integerValue ?? 0), records: [], raw: RawJSONObjects(bytes: body, ranges: records))
         return (page, next)
+    }
+
+    /// Whether a member name is one parsing reads as it is written: no escape, no control
+    /// character, valid UTF-8.
+    private static func isPlainName(_ name: ArraySlice<UInt8>) -> Bool {
+        !name.contains { $0 < 0x20 || $0 == UInt8(ascii: "\\") } && String(validating: name, as: UTF8.self) != nil
     }
 
     /// Whether `pattern` (not empty) occurs in `range` of `bytes`: Horspool's search, which steps

@@ -8,7 +8,7 @@ public enum SoupStoreError: Error, Sendable, Equatable, CustomStringConvertible 
     case ambiguousExternalId(soup: String, path: String, value: String)
     case unknownEntry(soup: String, id: Int64)
     case notAnObject(soup: String)
-    /// A record to store (``SyncedRecords``) is not valid JSON.
+    /// A record the org sent (``SyncedRecords``) is not valid JSON; `reason` places it in its page.
     case invalidRecord(soup: String, reason: String)
     case invalidSmartSQL(String)
     case unknownSync(String)
@@ -35,7 +35,7 @@ public enum SoupStoreError: Error, Sendable, Equatable, CustomStringConvertible 
             return "soup \"\(soup)\" has more than one entry where \(path) = \(value)"
         case .unknownEntry(let soup, let id): return "soup \"\(soup)\" has no entry with _soupEntryId \(id)"
         case .notAnObject(let soup): return "soup \"\(soup)\" entries must be JSON objects"
-        case .invalidRecord(let soup, let reason): return "a record to store in soup \"\(soup)\" is not valid JSON (\(reason))"
+        case .invalidRecord(let soup, let reason): return "a record the org sent for soup \"\(soup)\" is not valid JSON (in its page, \(reason))"
         case .invalidSmartSQL(let message): return "invalid Smart SQL: \(message)"
         case .unknownSync(let name): return "sync \(name) does not exist"
         case .duplicateSync(let name): return "there is already a sync with name: \(name)"

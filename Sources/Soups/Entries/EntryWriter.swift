@@ -26,8 +26,8 @@ final class EntryWriter {
     private var findByExternalId: (path: String, statement: RawStatement)?
     /// Finds a merged entry's match by its key column, prepared when first needed.
     private var matchByKey: (column: String, statement: RawStatement)?
-    /// The full-text paths and the statements that replace an entry's row, prepared when first needed.
-    private var fullText: (paths: [String], delete: RawStatement, insert: RawStatement)?
+    /// The statements that replace an entry's row of the full-text table, prepared when first needed.
+    private var fullText: (delete: RawStatement, insert: RawStatement)?
     private var nextId: Int64
     /// The stored JSON of the entry being written, reused from one entry to the next.
     private var text: [UInt8] = []
@@ -251,7 +251,9 @@ final class EntryWriter {
         }
         // The full-text table follows its columns: untouched when none was written.
         let fullTextWritten = fullTextColumns.contains { offset in named.map { $0 & (1 << UInt64(offset)) != 0 } ?? true }
-        if table.hasFullText && fullTextWritten { try writeFullText(id: id, entry: .object(try prepared.object()), replacing: existingId != nil) }
+        if table.hasFullText && fullTextWritten {
+            try writeFullText(id: id, values: fullTextColumns.map { prepared.columnValues[$0] }, replacing: existingId != nil)
+        }
         for (filter, valueIndex) in filters where filter.insert(prepared.columnValues[valueIndex + 2]) {
             if !fullFilters.contains(where: { $0 === filter }) { fullFilters.append(filter) }
         }
@@ -302,27 +304,26 @@ final class EntryWriter {
         }
     }
 
-    private func writeFullText(id: Int64, entry: JSONValue, replacing: Bool) throws {
+    /// Replaces the entry's row of the full-text table with `values`, the entry's full-text
+    /// column values in the order of the soup's indexes.
+    private func writeFullText(id: Int64, values: [DatabaseValue], replacing: Bool) throws {
         if fullText == nil {
             let indexes = zip(table.spec.indexes, table.columns).filter { $0.0.type == .fullText }
             let columns = ["rowid"] + indexes.map { $0.1! }
             fullText = (
-                paths: indexes.map(\.0.path),
                 delete: try RawStatement(db, sql: "DELETE FROM \(table.ftsTableName) WHERE rowid = ?"),
                 insert: try RawStatement(db, sql: """
                     INSERT INTO \(table.ftsTableName) (\(columns.joined(separator: ", "))) \
                     VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))
                     """))
         }
-        let (paths, delete, insert) = fullText!
+        let (delete, insert) = fullText!
         if replacing {
             delete.bind(id, at: 1)
             try delete.execute()
         }
         insert.bind(id, at: 1)
-        for (offset, path) in paths.enumerated() {
-            insert.bind(SoupTable.columnValue(entry.value(atPath: path), type: .fullText), at: Int32(offset + 2))
-        }
+        for (offset, value) in values.enumerated() { insert.bind(value, at: Int32(offset + 2)) }
         try insert.execute()
     }
 }

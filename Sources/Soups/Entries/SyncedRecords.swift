@@ -13,6 +13,21 @@ public struct SyncedRecords: Sendable {
         self.records = records
         self.syncId = syncId
     }
+
+    /// The entries the records make, built (``JSONObject/synced(syncId:)``).
+    func entries(for soup: String) throws -> [JSONObject] {
+        try (0..<records.count).map { try entry(at: $0, for: soup) }
+    }
+
+    /// The entry the record at `position` makes, built; a record that is not valid JSON fails
+    /// naming `soup` and its place in its page.
+    func entry(at position: Int, for soup: String) throws -> JSONObject {
+        do {
+            return try records.object(at: position).synced(syncId: syncId)
+        } catch {
+            throw SoupStoreError.invalidRecord(soup: soup, reason: error.description)
+        }
+    }
 }
 
 /// What preparing the records of one sync for one soup needs besides each record, made once.
@@ -94,12 +109,14 @@ extension SoupStore {
         let form = SyncedRecordForm(table: table, syncId: records.syncId)
         let raw = records.records
         let prepared = try await Array(raw.ranges.indices).concurrentMap { position in
+            let copied: PreparedEntry??
             do {
-                if let entry = try PreparedEntry(record: raw.ranges[position], in: raw.bytes, form: form) { return entry }
-                return PreparedEntry(try raw.object(at: position).synced(syncId: records.syncId), table: table, confirming: true)
+                copied = try PreparedEntry(record: raw.ranges[position], in: raw.bytes, form: form)
             } catch let error as JSONSyntaxError {
                 throw SoupStoreError.invalidRecord(soup: soupName, reason: error.description)
             }
+            if let copied, let entry = copied { return entry }
+            return PreparedEntry(try records.entry(at: position, for: soupName), table: table, confirming: true)
         }
         return PreparedEntries(soupName: soupName, table: table, entries: prepared)
     }

@@ -95,7 +95,7 @@ extension SoupStore {
             }
             // Entries and records together: the records built, all prepared alike.
             var entries = merge.entries
-            if let records = merge.records { entries += try records.records.objects().map { $0.synced(syncId: records.syncId) } }
+            if let records = merge.records { entries += try records.entries(for: merge.soup) }
             merges.append((try await prepare(entries, for: merge.soup, confirmingAll: true, confirming: []), merge.keyPath))
         }
         return PreparedChangeSet(changes: changes, entries: prepared, merges: merges)

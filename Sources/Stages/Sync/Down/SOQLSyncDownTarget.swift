@@ -64,7 +64,7 @@ public struct SOQLSyncDownTarget: SyncDownTarget {
     }
 
     public func changes(forRaw records: RawJSONObjects, from query: SyncDownQuery, in context: SyncDownContext) async throws -> SyncDownPageChanges? {
-        guard try await mergesPages(in: context) else { return try await pageChanges(for: try records.objects(), in: context) }
+        guard try await mergesPages(in: context) else { return try await pageChanges(for: try records.orgRecords(), in: context) }
         return try merged(records, in: context)
     }
 
@@ -124,11 +124,11 @@ public struct SOQLSyncDownTarget: SyncDownTarget {
         var outcome = SyncDownPageOutcome()
         let dated = isOrderedByModification ? records.ranges.indices.suffix(1) : records.ranges.indices[...]
         for position in dated {
-            outcome.stored(date: ServerTimestamp.milliseconds(try records.members(dateName, at: position)[modificationDateFieldName]))
+            outcome.stored(date: ServerTimestamp.milliseconds(try records.orgMembers(dateName, at: position)[modificationDateFieldName]))
         }
         var changes = SoupChangeSet()
         changes.merge(SyncedRecords(records, syncId: context.syncId), into: soupName, matching: idFieldName)
-        let type = records.count > 0 ? try records.members(JSONParser.MemberNames(["attributes"]), at: 0)["attributes"]?["type"]?.stringValue : nil
+        let type = records.count > 0 ? try records.orgMembers(JSONParser.MemberNames(["attributes"]), at: 0)["attributes"]?["type"]?.stringValue : nil
         return SyncDownPageChanges(changes: changes, outcome: outcome, ids: [], mergedObjects: [type ?? query.from.name])
     }
 

@@ -33,7 +33,7 @@ struct SyncDownEngine {
                 var first = true
                 func changes(of page: QueryPage) async throws -> SyncDownPageChanges? {
                     guard let raw = page.raw else { return try await target.changes(for: page.records, from: query, in: context) }
-                    return try await Self.readingRaw { try await target.changes(forRaw: raw, from: query, in: context) }
+                    return try await target.changes(forRaw: raw, from: query, in: context)
                 }
                 func store(_ page: QueryPage) async throws -> Bool {
                     if first {
@@ -46,7 +46,7 @@ struct SyncDownEngine {
                         // A target that stores through `save` alone: one page at a time.
                         try await writes.settle()
                         var records = page.records
-                        if let raw = page.raw { records = try await Self.readingRaw { try raw.objects() } }
+                        if let raw = page.raw { records = try raw.orgRecords() }
                         let outcome = try await target.save(records, from: query, in: context)
                         let stamp = account(outcome, records: page.count)
                         if query.orderedByModification, let stamp { try await tracker.raiseMaxTimeStamp(to: stamp) }
@@ -94,15 +94,6 @@ struct SyncDownEngine {
         try await tracker.finish(.done)
         result.merge(writes.merged)
         return result
-    }
-
-    /// Runs `body` on a page's raw records: a record that is not valid JSON is the org's answer at fault.
-    private static func readingRaw<T>(_ body: () async throws -> T) async throws -> T {
-        do {
-            return try await body()
-        } catch let error as JSONSyntaxError {
-            throw OrgClientError.invalidResponse("the org answered with a query page whose records are not valid JSON (\(error))")
-        }
     }
 
     /// The page write under way, with the sync's state it saves and the ids it stores.

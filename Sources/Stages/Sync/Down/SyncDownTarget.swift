@@ -78,12 +78,34 @@ public struct SyncDownContext: Sendable {
     }
 }
 
+extension RawJSONObjects {
+    /// The records of a page the org sent, built; one that is not valid JSON fails as the org's
+    /// answer at fault (``OrgClientError/invalidResponse(_:)``), as a page that does not parse does.
+    public func orgRecords() throws -> [JSONObject] {
+        try Self.fromOrg { () throws(JSONSyntaxError) in try objects() }
+    }
+
+    /// ``members(_:at:)`` of a record the org sent, failing as ``orgRecords()`` does.
+    public func orgMembers(_ names: JSONParser.MemberNames, at position: Int) throws -> JSONObject {
+        try Self.fromOrg { () throws(JSONSyntaxError) in try members(names, at: position) }
+    }
+
+    private static func fromOrg<T>(_ body: () throws(JSONSyntaxError) -> T) throws -> T {
+        do {
+            return try body()
+        } catch {
+            throw OrgClientError.invalidResponse("the org answered with a query page whose records are not valid JSON (\(error))")
+        }
+    }
+}
+
 /// What storing one page writes (``SyncDownTarget/changes(for:from:in:)``).
 public struct SyncDownPageChanges: Sendable {
     public var changes: SoupChangeSet
     public var outcome: SyncDownPageOutcome
     /// The ids (``SalesforceId/key(_:)``) of the records the page stores: a later page holding
-    /// one of them is read only once this one is written.
+    /// one of them is read only once this one is written. A page that only merges (``SoupMerge``)
+    /// reads nothing before it writes and may list none.
     public var ids: Set<String>
     /// The object whose `created`, `updated` and `unchanged` counts each of `changes.merges`
     /// makes, known once written (``outcome(after:)``).
@@ -156,7 +178,7 @@ extension SyncDownTarget {
     public func takesRawRecords(from query: SyncDownQuery, in context: SyncDownContext) async throws -> Bool { false }
 
     public func changes(forRaw records: RawJSONObjects, from query: SyncDownQuery, in context: SyncDownContext) async throws -> SyncDownPageChanges? {
-        try await changes(for: try records.objects(), from: query, in: context)
+        try await changes(for: try records.orgRecords(), from: query, in: context)
     }
 
     /// `field >= since` as a SOQL condition (org timestamps have whole seconds: `>=` misses nothing
