@@ -87,15 +87,7 @@ extension Parser {
     /// ranges in `output` of its members' names and values to `members`.
     mutating func copyObject(depth: Int, into output: inout [UInt8], names: inout [Range<Int>],
                              members: inout [(name: Range<Int>, value: Range<Int>)]) throws(JSONSyntaxError) -> Bool {
-        if depth > JSONParser.maximumDepth { throw error("nesting deeper than \(JSONParser.maximumDepth) levels") }
-        index += 1
-        output.append(UInt8(ascii: "{"))
-        skipWhitespace()
-        if index < bytes.count && bytes[index] == UInt8(ascii: "}") {
-            index += 1
-            output.append(UInt8(ascii: "}"))
-            return true
-        }
+        if try enterCopy(depth: depth, closedBy: UInt8(ascii: "}"), into: &output) { return true }
         let first = names.count
         defer { names.removeSubrange(first...) }
         // One bit per (length, last byte) of the names met, as the parser keeps: only a name whose
@@ -127,18 +119,23 @@ extension Parser {
         } while true
     }
 
+    /// Steps into the object or array at `index`, at `depth`, copying its opening bracket; `true`
+    /// when it is empty, its closing bracket copied too.
+    private mutating func enterCopy(depth: Int, closedBy close: UInt8, into output: inout [UInt8]) throws(JSONSyntaxError) -> Bool {
+        if depth > JSONParser.maximumDepth { throw error("nesting deeper than \(JSONParser.maximumDepth) levels") }
+        output.append(bytes[index])
+        index += 1
+        skipWhitespace()
+        guard index < bytes.count && bytes[index] == close else { return false }
+        index += 1
+        output.append(close)
+        return true
+    }
+
     /// ``copyValue(depth:into:names:members:)`` for the array at `index`.
     mutating func copyArray(depth: Int, into output: inout [UInt8], names: inout [Range<Int>],
                             members: inout [(name: Range<Int>, value: Range<Int>)]) throws(JSONSyntaxError) -> Bool {
-        if depth > JSONParser.maximumDepth { throw error("nesting deeper than \(JSONParser.maximumDepth) levels") }
-        index += 1
-        output.append(UInt8(ascii: "["))
-        skipWhitespace()
-        if index < bytes.count && bytes[index] == UInt8(ascii: "]") {
-            index += 1
-            output.append(UInt8(ascii: "]"))
-            return true
-        }
+        if try enterCopy(depth: depth, closedBy: UInt8(ascii: "]"), into: &output) { return true }
         while true {
             guard try copyValue(depth: depth, into: &output, names: &names, members: &members) else { return false }
             skipWhitespace()

@@ -314,25 +314,7 @@ struct Parser {
 
     /// The members of the object at `index`: the ranges of each one's name and value.
     mutating func members(depth: Int) throws(JSONSyntaxError) -> [(name: Range<Int>, value: Range<Int>)] {
-        index += 1
-        var members: [(name: Range<Int>, value: Range<Int>)] = []
-        members.reserveCapacity(16)
-        skipWhitespace()
-        if index < bytes.count && bytes[index] == UInt8(ascii: "}") {
-            index += 1
-            return members
-        }
-        repeat {
-            try expectMemberName()
-            let nameStart = index + 1
-            try skipString()
-            let name = nameStart..<index - 1
-            try expectColon()
-            let valueStart = index
-            try skipValue(depth: depth)
-            members.append((name, valueStart..<index))
-        } while try objectContinues()
-        return members
+        try members(depth: depth, elementsOf: nil).members
     }
 
     /// Steps over one value without building it (strings are scanned for their closing quote,

@@ -71,7 +71,7 @@ extension Parser {
 
     /// ``members(depth:)``, also collecting the range of each element of the member `name` when
     /// it is an array.
-    mutating func members(depth: Int, elementsOf name: [UInt8]) throws(JSONSyntaxError)
+    mutating func members(depth: Int, elementsOf name: [UInt8]?) throws(JSONSyntaxError)
         -> (members: [(name: Range<Int>, value: Range<Int>)], elements: [Range<Int>]?)
     {
         index += 1
@@ -90,7 +90,7 @@ extension Parser {
             let memberName = nameStart..<index - 1
             try expectColon()
             let valueStart = index
-            if elements == nil, index < bytes.count, bytes[index] == UInt8(ascii: "["), bytes[memberName].elementsEqual(name) {
+            if let name, elements == nil, index < bytes.count, bytes[index] == UInt8(ascii: "["), bytes[memberName].elementsEqual(name) {
                 elements = try elementRanges(depth: depth + 1)
             } else {
                 try skipValue(depth: depth)
