@@ -58,9 +58,11 @@ public struct SOQLSyncDownTarget: SyncDownTarget {
     }
 
     /// Pages come raw when they are merged (``merged(_:in:)``): their records are copied into
-    /// entries from their bytes.
+    /// entries from their bytes. Not for a query with a subquery: its pages mostly hold child
+    /// results, which come built.
     public func takesRawRecords(from query: SyncDownQuery, in context: SyncDownContext) async throws -> Bool {
-        try await mergesPages(in: context)
+        guard !query.query.select.contains(where: { if case .subquery = $0 { return true }; return false }) else { return false }
+        return try await mergesPages(in: context)
     }
 
     public func changes(forRaw records: RawJSONObjects, from query: SyncDownQuery, in context: SyncDownContext) async throws -> SyncDownPageChanges? {
