@@ -109,14 +109,13 @@ extension SoupStore {
         let form = SyncedRecordForm(table: table, syncId: records.syncId)
         let raw = records.records
         let prepared = try await Array(raw.ranges.indices).concurrentMap { position in
-            let copied: PreparedEntry??
+            let copied: PreparedEntry?
             do {
                 copied = try PreparedEntry(record: raw.ranges[position], in: raw.bytes, form: form)
             } catch let error as JSONSyntaxError {
                 throw SoupStoreError.invalidRecord(soup: soupName, reason: error.description)
             }
-            if let copied, let entry = copied { return entry }
-            return PreparedEntry(try records.entry(at: position, for: soupName), table: table, confirming: true)
+            return try copied ?? PreparedEntry(try records.entry(at: position, for: soupName), table: table, confirming: true)
         }
         return PreparedEntries(soupName: soupName, table: table, entries: prepared)
     }
