@@ -83,15 +83,7 @@ public struct JSONParser {
     /// its end: for rewriting a few members of documents a program wrote itself, the others
     /// copied as they are.
     public static func members(of bytes: [UInt8]) throws(JSONSyntaxError) -> [(name: Range<Int>, value: Range<Int>)] {
-        var parser = Parser(bytes: bytes)
-        parser.skipWhitespace()
-        guard parser.index < parser.bytes.count, parser.bytes[parser.index] == UInt8(ascii: "{") else {
-            throw parser.error("expected an object")
-        }
-        let members = try parser.members(depth: 1)
-        parser.skipWhitespace()
-        if parser.index < parser.bytes.count { throw parser.error("unexpected \(parser.describe(parser.bytes[parser.index])) after the end of the document") }
-        return members
+        try members(of: bytes, elementsOf: nil).members
     }
 }
 
@@ -310,11 +302,6 @@ struct Parser {
             if object.count == keys.count && !throughTheEnd { return object }
         } while try objectContinues()
         return object
-    }
-
-    /// The members of the object at `index`: the ranges of each one's name and value.
-    mutating func members(depth: Int) throws(JSONSyntaxError) -> [(name: Range<Int>, value: Range<Int>)] {
-        try members(depth: depth, elementsOf: nil).members
     }
 
     /// Steps over one value without building it (strings are scanned for their closing quote,

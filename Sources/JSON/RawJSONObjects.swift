@@ -18,9 +18,9 @@ public struct RawJSONObjects: Sendable {
 
     /// The object at `position`, built.
     public func object(at position: Int) throws(JSONSyntaxError) -> JSONObject {
-        var parser = Parser(bytes: bytes, at: ranges[position].lowerBound)
-        guard case .object(let object) = try parser.parseValue(depth: 0) else { throw parser.error("expected an object") }
-        guard parser.index == ranges[position].upperBound else { throw parser.error("the object does not end where expected") }
+        guard case .object(let object) = try JSONParser.parseValue(in: bytes, at: ranges[position]) else {
+            throw Parser(bytes: bytes, at: ranges[position].lowerBound).error("expected an object")
+        }
         return object
     }
 
@@ -48,10 +48,17 @@ extension JSONParser {
     public static func members(of bytes: [UInt8], elementsOf name: String) throws(JSONSyntaxError)
         -> (members: [(name: Range<Int>, value: Range<Int>)], elements: [Range<Int>]?)
     {
+        try members(of: bytes, elementsOf: Array(name.utf8))
+    }
+
+    /// ``members(of:elementsOf:)`` with the name as bytes, or none (``members(of:)``).
+    static func members(of bytes: [UInt8], elementsOf name: [UInt8]?) throws(JSONSyntaxError)
+        -> (members: [(name: Range<Int>, value: Range<Int>)], elements: [Range<Int>]?)
+    {
         var parser = Parser(bytes: bytes)
         parser.skipWhitespace()
         guard parser.opensObject else { throw parser.error("expected an object") }
-        let result = try parser.members(depth: 1, elementsOf: Array(name.utf8))
+        let result = try parser.members(depth: 1, elementsOf: name)
         parser.skipWhitespace()
         if parser.index < bytes.count { throw parser.error("unexpected \(parser.describe(parser.bytes[parser.index])) after the end of the document") }
         return result
@@ -69,8 +76,8 @@ extension Parser {
     /// `true` at an object's opening brace.
     var opensObject: Bool { index < bytes.count && bytes[index] == UInt8(ascii: "{") }
 
-    /// ``members(depth:)``, also collecting the range of each element of the member `name` when
-    /// it is an array.
+    /// The members of the object at `index`: the ranges of each one's name and value; and, when
+    /// the member `name` is an array, the range of each of its elements.
     mutating func members(depth: Int, elementsOf name: [UInt8]?) throws(JSONSyntaxError)
         -> (members: [(name: Range<Int>, value: Range<Int>)], elements: [Range<Int>]?)
     {

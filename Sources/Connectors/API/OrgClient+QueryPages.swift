@@ -64,6 +64,8 @@ public struct QueryPages: AsyncSequence, Sendable {
 
     /// `"records"` as written in a page: a record holding it holds a child subquery's results.
     private static let recordsName = Array("\"records\"".utf8)
+    /// `\u`: an escape, the one way a name could spell `records` otherwise.
+    private static let unicodeEscape = Array("\\u".utf8)
 
     /// A page's records found in its bytes without building them, with its `nextRecordsUrl` when
     /// not done; `nil` when the page is to be parsed — so that it fails as a built page does, or is
@@ -92,7 +94,7 @@ public struct QueryPages: AsyncSequence, Sendable {
         }
         if let first = records.first, let last = records.last {
             let span = first.lowerBound..<last.upperBound
-            if contains(body, recordsName, in: span) || contains(body, Array("\\u".utf8), in: span) { return nil }
+            if contains(body, recordsName, in: span) || contains(body, unicodeEscape, in: span) { return nil }
         }
         let next = values["done"] == false ? values["nextRecordsUrl"]?.stringValue : nil
         let page = QueryPage(totalSize: Int(values["totalSize"]?.integerValue ?? 0), records: [], raw: RawJSONObjects(bytes: body, ranges: records))
