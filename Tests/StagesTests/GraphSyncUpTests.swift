@@ -315,6 +315,11 @@ import Testing
         try await SyncUpSoakTests.setFaults(of: profile, on: bench)
         var last = try await bench.run(pipeline)
         var created = SyncUpIntegrityTests.created(last)
+        if !profile.stops {
+            #expect(last.exitCode == 0 || last.exitCode == 3, "\(profile): the first run kept going: \(last.report.stages[0])")
+            let counted = ["created", "updated", "failed", "uncertain"].reduce(0) { $0 + (last.report.stages[0].counts[$1] ?? 0) }
+            #expect(counted == count * 4, "\(profile): every record counted once: \(last.report.stages[0].counts)")
+        }
         try await bench.setFaults([:])
         if profile.timeouts { try await Task.sleep(for: .seconds(4.5)) }
         for _ in 0..<3 where last.exitCode != 0 {

@@ -41,14 +41,17 @@ struct SyncUpCreateFinder {
         windowMs = SyncUpSender.settlingMs(client)
     }
 
-    /// The writes in groups small enough for one query each.
+    /// The writes in groups small enough for one query each; the attempts of one entry (a create
+    /// sent again) always share a group, as they are decided together.
     func batches(_ items: [Item]) -> [[Item]] {
         var batches: [[Item]] = []
         var current: [Item] = []
         var budget = 0
-        for item in items {
+        let sorted = items.sorted { ($0.journal.soupName, $0.journal.entryId, $0.journal.id) < ($1.journal.soupName, $1.journal.entryId, $1.journal.id) }
+        for item in sorted {
             let cost = (item.parentId?.count ?? item.journal.payload.map { $0.value.stringValue?.count ?? 0 }.max() ?? 0) + 4
-            if !current.isEmpty && (current.count == OrgLimits.collection || budget + cost > Self.filterBudget) {
+            let sameEntry = current.last.map { $0.journal.soupName == item.journal.soupName && $0.journal.entryId == item.journal.entryId } ?? false
+            if !current.isEmpty && !sameEntry && (current.count >= OrgLimits.collection || budget + cost > Self.filterBudget) {
                 batches.append(current)
                 current = []
                 budget = 0
@@ -127,11 +130,12 @@ struct SyncUpCreateFinder {
             default: matches[journal.id] = .several(ids)
             }
         }
-        // Two writes of the batch may not take the same record.
-        var takers: [String: [Int64]] = [:]
-        for (journalId, match) in matches { if case .one(let id) = match { takers[id, default: []].append(journalId) } }
-        for (id, journals) in takers where journals.count > 1 {
-            for journalId in journals { matches[journalId] = .several([id]) }
+        // Writes of two entries may not take the same record; attempts of one entry are one
+        // claimant (its create sent again), decided together by the reconciler.
+        var takers: [String: [SyncJournalEntry]] = [:]
+        for (journal, _) in batch { if case .one(let id)? = matches[journal.id] { takers[id, default: []].append(journal) } }
+        for (id, journals) in takers where Set(journals.map { "\($0.soupName)/\($0.entryId)" }).count > 1 {
+            for journal in journals { matches[journal.id] = .several([id]) }
         }
         return matches
     }

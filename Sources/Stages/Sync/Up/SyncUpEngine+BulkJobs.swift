@@ -106,7 +106,7 @@ extension SyncUpEngine {
     /// unread are read by the next run, from the journal.
     func runBulkJobs(_ ids: [Int64], heldBack: [String: Set<Int64>], round: Int, tally: inout Tally) async throws -> BulkRun {
         let sender = SyncUpSender(client: client, store: store, syncName: settings.syncName, maxInFlight: settings.maxInFlight,
-                                  writer: nil, checkBudget: budgetCheck)
+                                  writer: nil, checkBudget: budgetCheck, breaker: breaker)
         // More than a page of writes: two jobs (at least), so the client and the org work at once.
         var jobs = SyncUpBulkJobs(client: client, sender: sender, maxRecords: settings.bulkJobRecords ?? .max,
                                   firstJobRecords: ids.count > pageSize(for: .bulk) ? (ids.count + 1) / 2 : .max)

@@ -24,6 +24,8 @@ struct SyncUpEngine {
         var bulkJobRecords: Int? = nil
         /// Trees loaded and saved together (else ``pageSize(for:)``'s choice for the transport).
         var pageSize: Int? = nil
+        /// Times a record refused for a passing reason (a row lock, a busy org) is sent again.
+        var recordRetries = SyncUpStage.defaultRecordRetries
     }
 
     let target: any SyncUpTarget
@@ -35,6 +37,8 @@ struct SyncUpEngine {
     let logger: Logger
     let validator: SyncUpRecordValidator?
     let shouldStop: @Sendable () -> Bool
+    /// Shared by every engine of one sync-up stage: trips when the org stops answering.
+    var breaker = SyncUpBreaker()
 
     /// Trees loaded, sent and saved together: large enough to fill the transport's requests
     /// (1,000 trees = 5 + 25 full Collections requests), small enough that a run killed part-way
@@ -87,19 +91,10 @@ struct SyncUpEngine {
         }
     }
 
-    func run() async throws -> StageResult {
-        var tally = Tally()
-        do {
-            try await runRounds(&tally)
-            try await files.add(tally.close())
-        } catch {
-            // Keep and report what was committed before the stop (or before the result files
-            // failed); `close()` hands its rows out once.
-            try? await files.add(tally.close())
-            let message = (error as? StageFailure)?.message ?? "\(error)"
-            throw StageFailure(.failed, message, partialResult: tally.result)
-        }
-        return tally.result
+    /// Runs the sync up into `tally`, which the stage shares between its engines and closes once
+    /// they have all run (a record still pending then is counted uncertain).
+    func run(into tally: inout Tally) async throws {
+        try await runRounds(&tally)
     }
 
     /// A first round sends every candidate; when answers were lost, up to two more rounds find
@@ -179,6 +174,14 @@ struct SyncUpEngine {
             }
             if settings.dryRun || !sawUncertain { break }
         }
+    }
+
+    /// The pause before records refused for a passing reason go again: exponential from half a
+    /// second, with jitter (a half to the whole of it), so parts and stages that met the same
+    /// lock do not all come back at the same moment.
+    static func retryPause(afterPass pass: Int) -> Duration {
+        let ceiling = 0.5 * Double(1 << min(pass, 5))
+        return .milliseconds(Int(1000 * Double.random(in: (ceiling / 2)...ceiling)))
     }
 
     /// Bulk pages planned side by side in a dry run.
@@ -542,8 +545,10 @@ struct SyncUpEngine {
             writtenAgain.isEmpty ? results.readBack : results.readBack.filter { !writtenAgain.contains($0.key.tree) }
         }
         // A record deleted on the server is re-created in a later pass; a re-created parent can
-        // reveal a child deleted on the server too, hence up to two extra passes, and no more.
-        for pass in 0..<3 {
+        // reveal a child deleted on the server too, hence up to two extra passes for those. A
+        // record refused for a passing reason goes again in up to `recordRetries` more.
+        let passes = 1 + max(2, settings.recordRetries)
+        for pass in 0..<passes {
             var operations: [[SyncUpOperation]] = []
             var outcomes: [RecordKey: SyncUpOutcome] = [:]
             for index in pending.sorted() {
@@ -576,7 +581,7 @@ struct SyncUpEngine {
             }
             let sender = SyncUpSender(client: client, store: store, syncName: settings.syncName, maxInFlight: settings.maxInFlight,
                                       writer: target as? any SyncUpRecordWriter, checkBudget: budgetCheck,
-                                      readBack: readBack, inFlight: inFlight)
+                                      readBack: readBack, inFlight: inFlight, breaker: breaker)
             results.outcomes = outcomes
             let phases = SyncUpPacker(transport: transport, readBack: readBack).phases(operations)
             if pass > 0 { writtenAgain.formUnion(pending) }
@@ -596,17 +601,18 @@ struct SyncUpEngine {
             }
             var passResult = applier.apply(results.outcomes, kinds: kinds, to: &trees, removed: &removed, final: &final, allowRerun: pass < 2)
             // Row locks and busy answers applied nothing: those trees go again after a pause.
-            let transient = Set(final.compactMap { key, outcome in outcome.error?.isTransient == true ? key.tree : nil })
-            passResult.rerun.formUnion(transient)
+            if pass < settings.recordRetries {
+                passResult.rerun.formUnion(final.compactMap { key, outcome in outcome.error?.isTransient == true ? key.tree : nil })
+            }
             // A tree with an uncertain record is never sent again in this page: the journal settles it.
             let uncertainTrees = Set(final.compactMap { key, outcome in outcome.isSettled ? nil : key.tree })
             passResult.rerun.subtract(uncertainTrees)
-            guard pass < 2, !passResult.rerun.isEmpty else { break }
+            guard pass < passes - 1, !passResult.rerun.isEmpty else { break }
             // A busy org is given a moment; children only waiting for their parent's id go at once.
             let busy = Set(final.compactMap { key, outcome in
                 outcome.error.map { $0.isTransient && $0.code != SyncUpError.siblingParentFailed } == true ? key.tree : nil
             })
-            if !busy.isDisjoint(with: passResult.rerun) { try await Task.sleep(for: .milliseconds(500 << pass)) }
+            if !busy.isDisjoint(with: passResult.rerun) { try await Task.sleep(for: Self.retryPause(afterPass: pass)) }
             try await recreateMissingParents(&trees, among: passResult.parentsToCheck, applier: applier, inFlight: inFlight)
             pending = passResult.rerun
         }

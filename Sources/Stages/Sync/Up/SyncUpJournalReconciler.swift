@@ -66,6 +66,8 @@ struct SyncUpJournalReconciler {
         var upserts: [SyncJournalEntry] = []
         /// Creates and upserts carried by a Bulk job, by job.
         var bulkWrites: [String: [SyncJournalEntry]] = [:]
+        /// Entries that took a server id in this reconciliation.
+        var adoptedKeys = Set<EntryKey>()
 
         init(reconciler: SyncUpJournalReconciler) {
             self.reconciler = reconciler
@@ -312,24 +314,70 @@ struct SyncUpJournalReconciler {
                             continue
                         }
                         var batchChanges = SoupChangeSet()
-                        for (journal, _) in batch {
-                            switch found[journal.id] ?? .notFound {
-                            case .one(let id):
-                                try await adopt(journal, id: id, into: &batchChanges)
-                            case .notFound where settled(journal, askedAt: askedAt):
-                                batchChanges.settledJournalIds.append(journal.id)
-                                outcome.notApplied += 1
-                            case .notFound:
-                                hold(journal, "not found in the org yet, and the org may still apply it until \(settlesAt(journal)); the next run decides")
-                            case .several(let ids):
-                                hold(journal, "\(ids.count) \(journal.objectType) records in the org match it (\(ids.joined(separator: ", "))); it is not sent again until one is adopted by hand")
-                            }
+                        // The attempts of one entry (adjacent in a batch) are decided together.
+                        var start = batch.startIndex
+                        while start < batch.endIndex {
+                            let first = batch[start].journal
+                            let end = batch[start...].firstIndex { $0.journal.soupName != first.soupName || $0.journal.entryId != first.entryId }
+                                ?? batch.endIndex
+                            try await decide(batch[start..<end].map(\.journal), found: found, askedAt: askedAt, into: &batchChanges)
+                            start = end
                         }
                         try await store.apply(batchChanges)
                     }
                 }
                 undecided = waiting
             }
+        }
+
+        /// Decides the journaled attempts of one entry's create (one, or several when it was sent
+        /// again) from what the org holds: they are one claimant. One record found is adopted once
+        /// no other attempt can still be applied; records found for two attempts mean both were
+        /// applied (reported, never guessed); none found settles each attempt whose window has passed.
+        mutating func decide(_ attempts: [SyncJournalEntry], found: [Int64: SyncUpCreateFinder.Match], askedAt: Int64,
+                             into changes: inout SoupChangeSet) async throws {
+            var ids: [String] = []
+            for attempt in attempts {
+                switch found[attempt.id] ?? .notFound {
+                case .one(let id):
+                    if !ids.contains(id) { ids.append(id) }
+                case .several(let many):
+                    for journal in attempts {
+                        hold(journal, "\(many.count) \(journal.objectType) records in the org match it (\(many.joined(separator: ", "))); it is not sent again until one is adopted by hand")
+                    }
+                    return
+                case .notFound:
+                    break
+                }
+            }
+            if ids.count > 1 {
+                for journal in attempts {
+                    hold(journal, "\(ids.count) attempts of this create were each applied: the org holds \(ids.joined(separator: ", ")); it is not sent again until one is adopted by hand and the other deleted")
+                }
+                return
+            }
+            guard let id = ids.first else {
+                for journal in attempts {
+                    if settled(journal, askedAt: askedAt) {
+                        changes.settledJournalIds.append(journal.id)
+                        outcome.notApplied += 1
+                    } else {
+                        hold(journal, "not found in the org yet, and the org may still apply it until \(settlesAt(journal)); the next run decides")
+                    }
+                }
+                return
+            }
+            // The record may be any attempt's: another that may still be applied could create a second.
+            let open = attempts.count == 1 ? [] : attempts.filter { !settled($0, askedAt: askedAt) }
+            guard open.isEmpty else {
+                for journal in attempts {
+                    hold(journal, "found as \(id) in the org, but another attempt of it may still be applied until \(open.map(settlesAt).max() ?? ""); the next run decides")
+                }
+                return
+            }
+            let adopted = attempts.first { found[$0.id] == .one(id) } ?? attempts[0]
+            try await adopt(adopted, id: id, into: &changes)
+            changes.settledJournalIds.append(contentsOf: attempts.map(\.id).filter { $0 != adopted.id })
         }
 
         /// `true` when the org could no longer apply the write at `askedAt` (when the query that
@@ -350,7 +398,8 @@ struct SyncUpJournalReconciler {
         /// does every entry that referenced its `local_` id.
         mutating func adopt(_ journal: SyncJournalEntry, id: String, into changes: inout SoupChangeSet) async throws {
             let key = EntryKey(soup: journal.soupName, id: journal.entryId)
-            guard var entry = entries[key] else { changes.settledJournalIds.append(journal.id); return }
+            // Another attempt of the entry's already took the id: counted and listed once.
+            guard adoptedKeys.insert(key).inserted, var entry = entries[key] else { changes.settledJournalIds.append(journal.id); return }
             let field = idField(key.soup)
             let localId = entry[field]?.stringValue
             entry[field] = .string(id)

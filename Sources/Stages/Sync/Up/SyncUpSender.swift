@@ -25,6 +25,9 @@ struct SyncUpSender {
     /// Shared with the senders of the other parts of a page sent side by side: a request is
     /// journaled and sent once it has a slot, and not at all once any part stopped.
     var inFlight: SyncUpInFlight.Part? = nil
+    /// The sync up's: told of every request's answer, or that none came; once it trips, nothing
+    /// more is sent.
+    var breaker: SyncUpBreaker? = nil
 
     /// The outcomes of a page's writes, and their journal entries (settled once applied).
     struct Results {
@@ -47,6 +50,7 @@ struct SyncUpSender {
         var stop: (any Error)?
         for phase in phases {
             if stop == nil, inFlight?.shared.cause != nil { stop = SyncUpInFlight.Stopped() }
+            if stop == nil, let tripped = breaker?.tripped { stop = tripped }
             if stop == nil {
                 do {
                     try await checkBudget()
@@ -68,6 +72,7 @@ struct SyncUpSender {
             var next = 0
             await withTaskGroup(of: Sent.self) { group in
                 func startNext() {
+                    if stop == nil, let tripped = breaker?.tripped { stop = tripped }
                     guard stop == nil, next < ready.count else { return }
                     let request = ready[next]
                     next += 1
@@ -83,6 +88,10 @@ struct SyncUpSender {
                                 return Sent(outcomes: unsent(), fatal: CancellationError())
                             }
                             if shared.cause != nil { return Sent(outcomes: unsent(), fatal: SyncUpInFlight.Stopped()) }
+                            if let tripped = breaker?.tripped {
+                                shared.stop(because: tripped)
+                                return Sent(outcomes: unsent(), fatal: tripped)
+                            }
                             let sent = await journalAndExecute(request)
                             if let fatal = sent.fatal { shared.stop(because: fatal) }
                             return sent
@@ -153,10 +162,17 @@ struct SyncUpSender {
 
     private func journalAndExecute(_ request: SyncUpRequest) async -> Sent {
         var sent = Sent()
+        if let breaker, !(await breaker.admit()) {
+            // The org stopped answering: this request stays unsent (and unjournaled).
+            sent.outcomes = Dictionary(uniqueKeysWithValues: request.operations.map { ($0.key, .notSent) })
+            sent.fatal = breaker.tripped ?? SyncUpInFlight.Stopped()
+            return sent
+        }
         let stamped: Int64
         do {
             (sent.journalIds, stamped) = try await journal(request.operations)
         } catch {
+            breaker?.withdrawn()
             sent.fatal = error
             return sent
         }
@@ -330,26 +346,33 @@ struct SyncUpSender {
     private func execute(_ request: SyncUpRequest, journalIds: [RecordKey: Int64]) async throws -> Answer {
         let operations = request.operations
         do {
+            let answer: Answer
             switch request {
-            case .rest(let operation): return Answer(outcomes: [operation.key: try await sendOne(operation)])
-            case .composite(let operations): return Answer(outcomes: try await sendComposite(operations))
-            case .collection(let call, let operations): return Answer(outcomes: try await sendCollection(call, operations))
-            case .compositeCollections(let parts): return try await sendCompositeCollections(parts)
-            case .graph(let graphs): return Answer(outcomes: try await sendGraphs(graphs))
+            case .rest(let operation): answer = Answer(outcomes: [operation.key: try await sendOne(operation)])
+            case .composite(let operations): answer = Answer(outcomes: try await sendComposite(operations))
+            case .collection(let call, let operations): answer = Answer(outcomes: try await sendCollection(call, operations))
+            case .compositeCollections(let parts): answer = try await sendCompositeCollections(parts)
+            case .graph(let graphs): answer = Answer(outcomes: try await sendGraphs(graphs))
             case .bulk(let object, let kind, let field, let operations):
-                return Answer(outcomes: try await sendBulk(object, kind, field, operations, journalIds: operations.compactMap { journalIds[$0.key] }))
+                answer = Answer(outcomes: try await sendBulk(object, kind, field, operations, journalIds: operations.compactMap { journalIds[$0.key] }))
             }
+            breaker?.answered()
+            return answer
         } catch let error as OrgClientError {
+            if let noAnswer = SyncUpBreaker.isNoAnswer(error) {
+                if let tripped = breaker?.failed(noAnswer) {
+                    // This request's own records are decided as any lost answer's; nothing more leaves.
+                    throw Stopped(outcomes: markAll(operations, Self.outcome(of: noAnswer)).outcomes, cause: tripped)
+                }
+            } else if case .invalidConfiguration = error {
+                breaker?.withdrawn()
+            } else {
+                breaker?.answered()
+            }
             switch error {
             case .requestLimitExceeded, .authenticationFailed: throw error
-            case .uncertain(let message):
-                return markAll(operations, .uncertain(message))
-            case .gaveUp(let attempts, let last, let answerLost):
-                // Every attempt was refused, or (idempotent requests only) lost: nothing was
-                // applied that could not safely be sent again. After a lost answer the org may
-                // have applied it, so the attempt is not counted as refused.
-                return markAll(operations, .failed(SyncUpError(status: 503, code: answerLost ? SyncUpError.answerLost : SyncUpError.retriesExhausted,
-                                                               message: "no success after \(attempts) attempts: \(last)")))
+            case .uncertain, .gaveUp:
+                return markAll(operations, Self.outcome(of: error))
             case .invalidConfiguration(let message):
                 return markAll(operations, .failed(SyncUpError(status: 0, code: "INVALID_CONFIGURATION", message: message)))
             case .invalidResponse(let message):
@@ -357,7 +380,26 @@ struct SyncUpSender {
                 return markAll(operations, .uncertain(message))
             }
         } catch let error as OrgAPIError {
+            breaker?.answered()
             return markAll(operations, .failed(Self.error(error)))
+        } catch {
+            breaker?.withdrawn()
+            throw error
+        }
+    }
+
+    /// The outcome of each write of a request that got no answer: uncertain after a lost answer of
+    /// a request not safe to repeat; failed (sent again later) when every attempt was refused or,
+    /// for a request safe to repeat, lost. After a lost answer the org may have applied it, so
+    /// that attempt is not counted as refused.
+    private static func outcome(of noAnswer: OrgClientError) -> SyncUpOutcome {
+        switch noAnswer {
+        case .gaveUp(let attempts, let last, let answerLost):
+            return .failed(SyncUpError(status: 503, code: answerLost ? SyncUpError.answerLost : SyncUpError.retriesExhausted,
+                                       message: "no success after \(attempts) attempts: \(last)"))
+        case .uncertain(let message), .invalidResponse(let message), .authenticationFailed(let message),
+             .requestLimitExceeded(let message), .invalidConfiguration(let message):
+            return .uncertain(message)
         }
     }
 

@@ -9,7 +9,10 @@ import Soups
 /// `perTree`, `rest`); `bulkThreshold` (default 2,000) is where `auto` turns to Bulk 2.0 for a flat
 /// target; `bulkJobRecords` caps the records of one Bulk ingest job (else a job takes ~100 MB of
 /// CSV); `pageSize` is how many trees are loaded and saved together; `maxInFlight` caps concurrent
-/// requests; `minApiRemainingPercent` stops the stage before the org's daily API budget runs out.
+/// requests; `minApiRemainingPercent` stops the stage before the org's daily API budget runs out;
+/// `stopAfterFailedRequests` (default 5) stops it once that many requests in a row got no answer
+/// (the org is down); `recordRetries` (default 3) is how many times a record refused for a
+/// passing reason (a row lock, a busy org) is sent again within the run.
 public struct SyncUpStage: Stage {
     public static let typeName = "syncUp"
     public static let writesToOrg = true
@@ -26,6 +29,14 @@ public struct SyncUpStage: Stage {
     let pageSize: Int?
     let maxInFlight: Int?
     let minApiRemainingPercent: Double?
+    let stopAfterFailedRequests: Int
+    let recordRetries: Int
+
+    /// Requests in a row without an answer that stop the stage: five, each already retried by the
+    /// client, is no passing hiccup of a loaded org (those come one or two at a time).
+    public static let defaultStopAfterFailedRequests = 5
+    /// Times a record refused for a passing reason (a row lock, a busy org) is sent again in a run.
+    public static let defaultRecordRetries = 3
 
     public init(settings: StageSettings) throws {
         if settings.object["sync"] != nil {
@@ -57,6 +68,8 @@ public struct SyncUpStage: Stage {
         } else {
             minApiRemainingPercent = nil
         }
+        stopAfterFailedRequests = settings.integer("stopAfterFailedRequests", default: SyncUpStage.defaultStopAfterFailedRequests, range: 1...1000)
+        recordRetries = settings.integer("recordRetries", default: SyncUpStage.defaultRecordRetries, range: 0...10)
         target = try Self.target(for: sync, settings: settings)
         if target is any SyncUpRecordWriter && ![.auto, .rest].contains(strategy) {
             settings.report("strategy", "sync \"\(sync.name)\" uses a target that writes its records itself (createOnServer, updateOnServer, deleteOnServer), one at a time: \"strategy\" must be \"auto\" or \"rest\"")
@@ -80,7 +93,8 @@ public struct SyncUpStage: Stage {
         if inline { try await context.store.createSync(sync.initialState) }
         return try await Self.syncUp(target, sync: sync.name, mergeMode: MergeMode(options: sync.options), strategy: strategy,
                                      bulkThreshold: bulkThreshold, bulkJobRecords: bulkJobRecords, pageSize: pageSize,
-                                     maxInFlight: maxInFlight, minApiRemainingPercent: minApiRemainingPercent, in: context)
+                                     maxInFlight: maxInFlight, minApiRemainingPercent: minApiRemainingPercent,
+                                     stopAfterFailedRequests: stopAfterFailedRequests, recordRetries: recordRetries, in: context)
     }
 
     /// Runs a sync up of any ``SyncUpTarget`` — a user's own included — under the named sync's
@@ -88,12 +102,16 @@ public struct SyncUpStage: Stage {
     /// built-in targets. The sync must exist in the store (declared in the pipeline's `syncs`).
     public static func syncUp(_ target: any SyncUpTarget, sync name: String, mergeMode: MergeMode, strategy: SyncUpStrategy = .auto,
                               bulkThreshold: Int = 2000, bulkJobRecords: Int? = nil, pageSize: Int? = nil, maxInFlight: Int? = nil,
-                              minApiRemainingPercent: Double? = nil, in context: StageContext) async throws -> StageResult {
+                              minApiRemainingPercent: Double? = nil, stopAfterFailedRequests: Int = SyncUpStage.defaultStopAfterFailedRequests,
+                              recordRetries: Int = SyncUpStage.defaultRecordRetries, in context: StageContext) async throws -> StageResult {
         let tracker = try await SyncStateTracker(name: name, store: context.store, progress: context.progress)
         try await tracker.start()
         let files = SyncUpResultFiles(directory: context.reportDirectory, stageId: context.stageId)
-        var result = StageResult()
+        // One tally for every engine of the stage (a graph's passes, then the target): a record
+        // one leaves uncertain and a later one settles counts once, by its last state.
+        var tally = SyncUpEngine.Tally()
         let attempts = SyncUpAttempts(planning: context.dryRun)
+        let breaker = SyncUpBreaker(threshold: stopAfterFailedRequests)
         do {
             let client = try await context.org()
             func run(_ target: any SyncUpTarget) async throws {
@@ -102,18 +120,11 @@ public struct SyncUpStage: Stage {
                     settings: .init(syncName: name, mergeMode: mergeMode, strategy: strategy,
                                     bulkThreshold: bulkThreshold, maxInFlight: maxInFlight ?? Self.orgMaxInFlight(context),
                                     minApiRemainingPercent: minApiRemainingPercent, dryRun: context.dryRun, stageId: context.stageId,
-                                    bulkJobRecords: bulkJobRecords, pageSize: pageSize),
+                                    bulkJobRecords: bulkJobRecords, pageSize: pageSize, recordRetries: recordRetries),
                     store: context.store, client: client, tracker: tracker, files: files, logger: context.logger,
                     validator: context.dryRun ? SyncUpRecordValidator(client: client, isPlanned: attempts.isPlanned) : nil,
-                    shouldStop: { Task.isCancelled })
-                do {
-                    result.merge(try await engine.run())
-                } catch let failure as StageFailure {
-                    // Keep what the earlier passes committed.
-                    var partial = result
-                    partial.merge(failure.partialResult ?? StageResult())
-                    throw StageFailure(failure.kind, failure.message, partialResult: partial)
-                }
+                    shouldStop: { Task.isCancelled }, breaker: breaker)
+                try await engine.run(into: &tally)
             }
             // A target made of passes runs them round after round while they take new records.
             // A round that takes nothing gets one more (a graph breaks a cycle there); two end it.
@@ -124,17 +135,20 @@ public struct SyncUpStage: Stage {
                 idle = attempts.count == taken ? idle + 1 : 0
             }
             try await run(target)
+            try await files.add(tally.close())
             try await files.finish()
             if await tracker.state.status == .running { try await tracker.finish(.done) }
         } catch {
+            // Keep and report what was committed before the stop (or before the result files or
+            // the sync's state failed); `close()` hands its rows out once.
+            try? await files.add(tally.close())
             try? await files.finish()
             try? await tracker.finish(.failed, error: "\(error)")
-            // Records already committed are reported even when a stop (or a failure) comes after
-            // them, while the result files or the sync's state are written.
-            if !(error is StageFailure) && !result.counts.isEmpty { throw StageFailure(.failed, "\(error)", partialResult: result) }
-            throw error
+            let failure = error as? StageFailure
+            if failure == nil && tally.result.counts.isEmpty { throw error }
+            throw StageFailure(failure?.kind ?? .failed, failure?.message ?? "\(error)", partialResult: tally.result)
         }
-        return result
+        return tally.result
     }
 
     static func orgMaxInFlight(_ context: StageContext) -> Int {
