@@ -294,10 +294,10 @@ import Testing
 
     @Test(arguments: SyncUpSoakTests.selected)
     func faultsEndExact(profile: SyncUpSoakTests.Profile) async throws {
-        let bench = try await SyncHarness(requestDeadlineSeconds: 1.5)
+        let bench = try await SyncHarness(requestDeadlineSeconds: SyncUpSoakTests.deadlineSeconds)
         defer { Task { await bench.close() } }
         let pipeline = try bench.pipeline(syncs: GraphSyncUpTests.sync, stages: GraphSyncUpTests.stages,
-                                          org: profile.timeouts ? #""timeoutSeconds": 0.6, "requestDeadlineSeconds": 1.5, "# : "",
+                                          org: profile.timeouts ? SyncUpSoakTests.timeoutSettings : "",
                                           refreshAuth: profile.refreshAuth)
         let count = Self.families
         // Children first in each soup, so their parents are found later.
@@ -321,7 +321,7 @@ import Testing
             #expect(counted == count * 4, "\(profile): every record counted once: \(last.report.stages[0].counts)")
         }
         try await bench.setFaults([:])
-        if profile.timeouts { try await Task.sleep(for: .seconds(4.5)) }
+        if profile.timeouts { try await Task.sleep(for: .seconds(SyncUpSoakTests.settleSeconds)) }
         for _ in 0..<3 where last.exitCode != 0 {
             last = try await bench.run(pipeline)
             created += SyncUpIntegrityTests.created(last)

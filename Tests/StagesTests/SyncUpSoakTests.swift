@@ -46,6 +46,18 @@ import Testing
     static let strategies = ["auto", "collections", "composite", "graph", "perTree"]
 
     static let trees = ProcessInfo.processInfo.environment["SOAK_TREES"].flatMap(Int.init) ?? 12
+    /// The client's timeout in the timeout profiles: above what the org takes to answer the largest
+    /// request of a page untroubled — with every case of the matrix running at once on two cores,
+    /// a Composite of five full Collections calls takes the debug emulator seconds — so that only
+    /// the spikes outlast it.
+    static let timeoutSeconds = max(0.6, Double(trees) / 200)
+    /// A spike outlasts the client's timeout; the org's deadline stops a request well after it.
+    static let spikeMs = Int(timeoutSeconds * 1500)
+    static let deadlineSeconds = timeoutSeconds * 2.5
+    /// How long after a run the writes it gave up on are decided: its settle window has passed.
+    static let settleSeconds = timeoutSeconds + deadlineSeconds + 2.4
+    /// The org's settings for the timeout profiles, as the pipeline's `org` object gives them.
+    static let timeoutSettings = "\"timeoutSeconds\": \(timeoutSeconds), \"requestDeadlineSeconds\": \(deadlineSeconds), "
     /// `SOAK_PROFILE=mix` runs one profile only (to chase a finding).
     static let selected = profiles.filter { profile in
         ProcessInfo.processInfo.environment["SOAK_PROFILE"].map { $0.isEmpty || $0 == profile.name } ?? true
@@ -62,11 +74,11 @@ import Testing
         // The org's deadline is short only where the client is told it (the timeout profiles): an
         // org that silently rolled back a slow request the client thinks it may still apply would
         // hold its records undecided for the client's whole settle window (10 minutes).
-        let bench = try await SyncHarness(requestDeadlineSeconds: profile.timeouts ? 1.5 : 30)
+        let bench = try await SyncHarness(requestDeadlineSeconds: profile.timeouts ? Self.deadlineSeconds : 30)
         defer { Task { await bench.close() } }
         let sync = externalId ? SyncUpIntegrityTests.syncWithExternalId : SyncUpIntegrityTests.sync
         let pipeline = try bench.pipeline(syncs: sync, stages: SyncUpIntegrityTests.stages(strategy),
-                                          org: profile.timeouts ? #""timeoutSeconds": 0.6, "requestDeadlineSeconds": 1.5, "# : "",
+                                          org: profile.timeouts ? Self.timeoutSettings : "",
                                           refreshAuth: profile.refreshAuth)
         let prefix = "Q\(strategy.prefix(2))\(externalId ? "x" : "n")"
         try await SyncUpIntegrityTests.putTrees(Self.trees, prefix: prefix, bench: bench, pipeline)
@@ -81,7 +93,7 @@ import Testing
         }
         try await bench.setFaults([:])
         // Writes the client gave up on are decided once the org's deadline has passed.
-        if profile.timeouts { try await Task.sleep(for: .seconds(4.5)) }
+        if profile.timeouts { try await Task.sleep(for: .seconds(Self.settleSeconds)) }
         var last = first
         for _ in 0..<2 where last.exitCode != 0 {
             last = try await bench.run(pipeline)
@@ -106,9 +118,14 @@ import Testing
         #expect(unsent.isEmpty, "\(label): \(unsent.count) dirty record(s) with no reason: not sent", sourceLocation: sourceLocation)
     }
 
-    /// Sets the profile's faults; a daily limit counts from the requests the org has already had.
+    /// Sets the profile's faults; a daily limit counts from the requests the org has already had,
+    /// a spike outlasts the client's timeout.
     static func setFaults(of profile: Profile, on bench: SyncHarness) async throws {
         var faults = profile.faults
+        if faults["latencySpikeMs"] != nil, var object = faults.objectValue {
+            object["latencySpikeMs"] = .integer(Int64(spikeMs))
+            faults = .object(object)
+        }
         if case .integer(let limit)? = faults["dailyRequestLimit"] {
             let stats = try await bench.stats()
             var object = faults.objectValue ?? [:]

@@ -3,11 +3,11 @@ import Synchronization
 
 /// Tells a sync up the org is down. Once `threshold` requests in a row got no answer — each timed
 /// out, lost its connection or was refused (a 5xx, a busy org) through every retry — it suspects
-/// the org: no further request leaves until those in flight have ended, then one alone probes it.
-/// Any answer, even one refusing every record, clears the suspicion (a loaded org answering late
-/// times out several requests at once, then answers again); a probe that gets no answer trips the
-/// breaker and the stage stops sending. One breaker serves a whole sync-up stage (every page, part
-/// and round).
+/// the org: no further request leaves until those in flight have ended, then one alone probes it,
+/// after a pause growing with each probe. Any answer, even one refusing every record, clears the
+/// suspicion (a loaded org answering late times out several requests at once, then answers
+/// again); ``probes`` probes in a row without an answer trip the breaker and the stage stops
+/// sending. One breaker serves a whole sync-up stage (every page, part and round).
 final class SyncUpBreaker: Sendable {
     /// Requests in a row without an answer that make the org suspect (`stopAfterFailedRequests`).
     let threshold: Int
@@ -17,6 +17,7 @@ final class SyncUpBreaker: Sendable {
         var lastProblem = ""
         var inFlight = 0
         var probing = false
+        var failedProbes = 0
         var tripped: StageFailure?
         var waiting: [CheckedContinuation<Bool?, Never>] = []
 
@@ -31,6 +32,10 @@ final class SyncUpBreaker: Sendable {
         self.threshold = max(1, threshold)
     }
 
+    /// Probes sent alone, each after a pause, that must all go unanswered to trip the breaker: an
+    /// org answering most requests late answers one of them.
+    static let probes = 3
+
     /// Why the stage stops, once the breaker has tripped.
     var tripped: StageFailure? { state.withLock { $0.tripped } }
 
@@ -39,6 +44,7 @@ final class SyncUpBreaker: Sendable {
     /// flight; `false` once the breaker has tripped.
     func admit() async -> Bool {
         while true {
+            var pause = 0
             let admitted: Bool? = await withCheckedContinuation { continuation in
                 let verdict = state.withLock { state -> Bool? in
                     if state.tripped != nil { return false }
@@ -49,6 +55,7 @@ final class SyncUpBreaker: Sendable {
                     if state.inFlight == 0 && !state.probing {
                         state.inFlight += 1
                         state.probing = true
+                        pause = state.failedProbes
                         return true
                     }
                     state.waiting.append(continuation)
@@ -56,7 +63,10 @@ final class SyncUpBreaker: Sendable {
                 }
                 if let verdict { continuation.resume(returning: verdict) }
             }
-            if let admitted { return admitted }
+            guard let admitted else { continue }
+            // A probe after one that went unanswered gives the org a moment: 0.5 s, then 1 s.
+            if admitted && pause > 0 { try? await Task.sleep(for: .milliseconds(250 << min(pause, 4))) }
+            return admitted
         }
     }
 
@@ -65,6 +75,7 @@ final class SyncUpBreaker: Sendable {
         wake(state.withLock { state in
             state.inFlight -= 1
             state.probing = false
+            state.failedProbes = 0
             state.inARow = 0
             state.timedOut = 0
             return state.takeWaiting()
@@ -81,10 +92,13 @@ final class SyncUpBreaker: Sendable {
             if case .uncertain = error { state.timedOut += 1 }
             state.lastProblem = "\(error)"
             if state.probing {
+                state.probing = false
+                state.failedProbes += 1
+            }
+            if state.failedProbes >= Self.probes {
                 let how = state.timedOut == state.inARow ? "timed out or lost their connection"
                     : state.timedOut == 0 ? "were refused" : "timed out or were refused"
                 state.tripped = StageFailure(.failed, "the org stopped answering: \(state.inARow) requests in a row \(how) (the last: \(state.lastProblem)); what was not sent stays dirty for the next run")
-                state.probing = false
             }
             return (state.tripped, state.takeWaiting())
         }

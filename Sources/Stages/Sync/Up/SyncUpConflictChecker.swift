@@ -17,7 +17,7 @@ struct SyncUpConflictChecker {
 
     /// Conflicts by position keyed instead by each tree's root entry id, for the same trees
     /// loaded again or taken apart (``SyncUpEngine/syncPage`` reads them back by root).
-    static func byRoot(_ conflicts: [Int: String], in trees: [SyncUpTree]) -> [Int64: String] {
+    static func byRoot<Reason>(_ conflicts: [Int: Reason], in trees: [SyncUpTree]) -> [Int64: Reason] {
         Dictionary(uniqueKeysWithValues: conflicts.map { (trees[$0.key].parent.entryId, $0.value) })
     }
 

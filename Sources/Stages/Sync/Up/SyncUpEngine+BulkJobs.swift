@@ -9,7 +9,7 @@ extension SyncUpEngine {
     struct SpooledPage {
         var ids: [Int64]
         /// LEAVE_IF_CHANGED conflicts found before sending, by root entry id.
-        var conflicts: [Int64: String]
+        var conflicts: [Int64: SyncUpError]
         var soups: [String] = []
         /// The entries written, in the order of their tickets.
         var entryIds: [Int64] = []
@@ -159,8 +159,7 @@ extension SyncUpEngine {
         var trees = try await target.trees(for: page, in: store)
         var ignored = Tally()
         holdBack(&trees, heldBack, tally: &ignored)
-        let conflicts = settings.mergeMode == .leaveIfChanged
-            ? try await SyncUpConflictChecker(client: client, target: target).conflicts(in: trees) : [:]
+        let conflicts = try await treesLeftAlone(trees)
         var operations: [SyncUpOperation] = []
         operations.reserveCapacity(trees.count)
         let planner = SyncUpPlanner()

@@ -176,14 +176,6 @@ struct SyncUpEngine {
         }
     }
 
-    /// The pause before records refused for a passing reason go again: exponential from half a
-    /// second, with jitter (a half to the whole of it), so parts and stages that met the same
-    /// lock do not all come back at the same moment.
-    static func retryPause(afterPass pass: Int) -> Duration {
-        let ceiling = 0.5 * Double(1 << min(pass, 5))
-        return .milliseconds(Int(1000 * Double.random(in: (ceiling / 2)...ceiling)))
-    }
-
     /// Bulk pages planned side by side in a dry run.
     static let bulkPagesInFlight = 2
 
@@ -320,11 +312,9 @@ struct SyncUpEngine {
         // The page's count less its trees (those held back), plus each part's that ran.
         var run = PageRun(tally: tally, count: count - trees.count)
         var outcome = PageOutcome()
-        let conflicts: [Int64: String]
+        let conflicts: [Int64: SyncUpError]
         do {
-            conflicts = settings.mergeMode == .leaveIfChanged
-                ? SyncUpConflictChecker.byRoot(try await SyncUpConflictChecker(client: client, target: target).conflicts(in: trees), in: trees)
-                : [:]
+            conflicts = SyncUpConflictChecker.byRoot(try await treesLeftAlone(trees), in: trees)
         } catch {
             run.error = error
             return run
@@ -499,7 +489,7 @@ struct SyncUpEngine {
     ///     the page is saved.
     ///   - inFlight: shared with the parts of a page sent side by side.
     func syncPage(_ trees: inout [SyncUpTree], transport: SyncUpTransport, tally: inout Tally,
-                  sentBefore: [SyncUpJournalReconciler.EntryKey: SentWrite] = [:], conflictsBefore: [Int64: String]? = nil,
+                  sentBefore: [SyncUpJournalReconciler.EntryKey: SentWrite] = [:], conflictsBefore: [Int64: SyncUpError]? = nil,
                   beforeSending: (@Sendable () async throws -> Void)? = nil,
                   answered: (@Sendable () -> Void)? = nil, inFlight: SyncUpInFlight.Part? = nil) async throws -> PageOutcome {
         var final: [RecordKey: SyncUpOutcome] = [:]
@@ -517,20 +507,19 @@ struct SyncUpEngine {
                 if record.lastErrorCode == SyncUpError.answerLost { results.mayHaveBeenApplied.insert(key) }
             }
         }
-        let conflicts: [Int: String]
+        let conflicts: [Int: SyncUpError]
         if let conflictsBefore {
             conflicts = Dictionary(uniqueKeysWithValues: trees.indices.compactMap { index in
                 conflictsBefore[trees[index].parent.entryId].map { (index, $0) }
             })
         } else {
-            conflicts = settings.mergeMode == .leaveIfChanged
-                ? try await SyncUpConflictChecker(client: client, target: target).conflicts(in: trees) : [:]
+            conflicts = try await treesLeftAlone(trees)
         }
-        for (index, reason) in conflicts {
+        for (index, error) in conflicts {
             for (child, record) in trees[index].positionedRecords where record.isDirty {
                 let key = RecordKey(tree: index, child: child)
-                final[key] = .failed(SyncUpError(status: 409, code: "CONFLICT", message: "left dirty: \(reason) (LEAVE_IF_CHANGED)"))
-                trees[index][key.child].entry[SyncField.lastError] = .string(JSONValue.object(final[key]!.error!.json).jsonString)
+                final[key] = .failed(error)
+                trees[index][key.child].entry[SyncField.lastError] = .string(JSONValue.object(error.json).jsonString)
             }
         }
         let applier = SyncUpResultApplier(mergeMode: settings.mergeMode)
@@ -617,7 +606,12 @@ struct SyncUpEngine {
             pending = passResult.rerun
         }
         if settings.mergeMode == .leaveIfChanged && !settings.dryRun {
-            try await refreshModificationDates(&trees, final: final, kinds: kinds, readBack: freshReadBack(), answered: answered, inFlight: inFlight)
+            do {
+                try await refreshModificationDates(&trees, final: final, kinds: kinds, readBack: freshReadBack(), answered: answered, inFlight: inFlight)
+            } catch {
+                guard let noAnswer = SyncUpBreaker.isNoAnswer(error) else { throw error }
+                return holdUnsaved(final.keys, asRead: asRead, kinds: kinds, sent: sent, because: noAnswer, tally: &tally)
+            }
         } else {
             answered?()
         }

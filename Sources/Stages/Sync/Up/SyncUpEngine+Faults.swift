@@ -1,0 +1,54 @@
+import Connectors
+import Foundation
+import JSON
+import Logging
+import Soups
+
+/// What a sync up does when the org does not answer, or refuses for a passing reason: a page goes
+/// on without the trees it could not check, keeps unsaved what it cannot date, and sends again
+/// after a pause what a row lock refused (the stage stops only through ``SyncUpBreaker``).
+extension SyncUpEngine {
+    /// The pause before records refused for a passing reason go again: exponential from half a
+    /// second, with jitter (a half to the whole of it), so parts and stages that met the same
+    /// lock do not all come back at the same moment.
+    static func retryPause(afterPass pass: Int) -> Duration {
+        let ceiling = 0.5 * Double(1 << min(pass, 5))
+        return .milliseconds(Int(1000 * Double.random(in: (ceiling / 2)...ceiling)))
+    }
+
+    /// LEAVE_IF_CHANGED: the trees left alone, by position, with the error their dirty records
+    /// take — a conflict, or, when the org did not answer the check (every retry timed out or
+    /// was refused), a check that could not be made: those trees wait for the next run and the
+    /// stage goes on with the next page.
+    func treesLeftAlone(_ trees: [SyncUpTree]) async throws -> [Int: SyncUpError] {
+        guard settings.mergeMode == .leaveIfChanged else { return [:] }
+        do {
+            return try await SyncUpConflictChecker(client: client, target: target).conflicts(in: trees).mapValues { reason in
+                SyncUpError(status: 409, code: "CONFLICT", message: "left dirty: \(reason) (LEAVE_IF_CHANGED)")
+            }
+        } catch {
+            guard let noAnswer = SyncUpBreaker.isNoAnswer(error) else { throw error }
+            let failure = SyncUpError(status: 0, code: "CONFLICT_CHECK_FAILED",
+                                      message: "not sent: the LEAVE_IF_CHANGED check got no answer (\(noAnswer)); sent by the next run")
+            return Dictionary(uniqueKeysWithValues: trees.indices.map { ($0, failure) })
+        }
+    }
+
+    /// A page whose writes stand but whose new modification dates got no answer (LEAVE_IF_CHANGED):
+    /// saved now, the next sync up would take its own writes for server changes. It is not saved;
+    /// its records are uncertain for this run and the journal settles them before anything is sent
+    /// again (creates found in the org, updates confirmed with the org's dates).
+    func holdUnsaved(_ keys: some Sequence<RecordKey>, asRead: [RecordKey: SyncUpRecord], kinds: [RecordKey: SyncUpOperation.Kind],
+                             sent: [RecordKey: JSONObject], because noAnswer: OrgClientError, tally: inout Tally) -> PageOutcome {
+        for key in keys {
+            guard let record = asRead[key] else { continue }
+            tally.pending[SyncUpJournalReconciler.EntryKey(soup: record.soup, id: record.entryId)] = SyncUpResultFiles.Row(
+                kind: .error, object: record.objectType ?? "unknown", operation: kinds[key]?.rawValue ?? "delete", entryId: record.entryId,
+                localId: record.id.flatMap { SyncField.isLocalId($0) ? $0 : nil }, id: record.hasServerId ? record.id : nil,
+                errorCode: "UNCERTAIN", errorMessage: "sent, but the org's new modification dates could not be read (\(noAnswer)); settled from the journal before anything is sent again",
+                fields: sent[key] ?? JSONObject(), soup: record.soup)
+        }
+        logger.warning("sync up \(settings.syncName): a page's new modification dates got no answer (\(noAnswer)); its records are settled from the journal")
+        return PageOutcome(sawUncertain: true)
+    }
+}
