@@ -137,11 +137,15 @@ import Testing
     /// The run's client with the `n`-th read of records by id (a Composite request without writes:
     /// the LEAVE_IF_CHANGED check, or the read of new dates) failing as through every retry.
     static func failingRead(_ n: Int) -> @Sendable (SalesforceClient) -> any OrgClient {
-        let reads = Counter()
-        return { base in
+        failingReads(counted: Counter()) { $0 == n }
+    }
+
+    /// The run's client with the reads by id that `fails` picks (by their number, from 1) failing.
+    static func failingReads(counted reads: Counter, _ fails: @escaping @Sendable (Int) -> Bool) -> @Sendable (SalesforceClient) -> any OrgClient {
+        { base in
             InterceptingClient(base: base) { request, send in
                 let body = String(decoding: request.body ?? [], as: UTF8.self)
-                if request.kind == "composite" && !body.contains("PATCH") && reads.next() == n {
+                if request.kind == "composite" && !body.contains("PATCH") && fails(reads.next()) {
                     throw OrgClientError.gaveUp(attempts: 5, last: "the read timed out", answerLost: false)
                 }
                 return try await send()
@@ -179,8 +183,27 @@ import Testing
         let writes = try await bench.stats()["requests"]?["writes"]?.integerValue ?? 0
         let second = try await bench.run(pipeline)
         #expect(second.exitCode == 0 && second.report.stages[0].counts["conflicts"] == 0, "\(second.report.stages[0])")
+        #expect(second.report.stages[0].counts["updated"] == 10, "confirmed from the journal, counted once: \(second.report.stages[0])")
         #expect(try await bench.stats()["requests"]?["writes"]?.integerValue == writes, "nothing sent again")
         #expect(try await bench.entries("Accounts", pipeline).allSatisfy { !$0.isDirty })
+    }
+
+    /// LEAVE_IF_CHANGED against an org that answers no read: the checks that get no answer count
+    /// toward the breaker, which stops the stage instead of failing every tree one by one.
+    @Test func checksWithoutAnswersStopTheStage() async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        let stages = #"[ { "id": "up", "type": "syncUp", "sync": "edits", "strategy": "composite", "pageSize": 1, "stopAfterFailedRequests": 2 } ]"#
+        let pipeline = try bench.pipeline(syncs: Self.edits, stages: stages)
+        try await Self.putEdits(bench, pipeline)
+        let reads = Counter()
+        let first = try await bench.run(pipeline, answersOf: Self.failingReads(counted: reads) { _ in true })
+        let stage = first.report.stages[0]
+        #expect(first.exitCode == 1 && stage.error?.hasPrefix("the org stopped answering: 5 requests in a row were refused") == true, "\(stage)")
+        #expect(reads.next() == 6, "two reads and three more, then the stop")
+        #expect(stage.counts["failed"] == 4, "\(stage.counts)")
+        let second = try await bench.run(pipeline)
+        #expect(second.exitCode == 0 && second.report.stages[0].counts["updated"] == 10, "\(second.report.stages[0])")
     }
 }
 

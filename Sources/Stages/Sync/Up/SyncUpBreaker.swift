@@ -25,6 +25,19 @@ final class SyncUpBreaker: Sendable {
             defer { waiting = [] }
             return waiting
         }
+
+        /// One more request (or read) in a row without an answer.
+        mutating func count(_ error: OrgClientError) {
+            inARow += 1
+            if case .uncertain = error { timedOut += 1 }
+            lastProblem = "\(error)"
+        }
+
+        /// Stops the stage, saying why.
+        mutating func trip() {
+            let how = timedOut == inARow ? "timed out or lost their connection" : timedOut == 0 ? "were refused" : "timed out or were refused"
+            tripped = StageFailure(.failed, "the org stopped answering: \(inARow) requests in a row \(how) (the last: \(lastProblem)); what was not sent stays dirty for the next run")
+        }
     }
     private let state = Mutex(State())
 
@@ -88,22 +101,40 @@ final class SyncUpBreaker: Sendable {
         let (failure, waiting) = state.withLock { state -> (StageFailure?, [CheckedContinuation<Bool?, Never>]) in
             state.inFlight -= 1
             if let tripped = state.tripped { return (tripped, state.takeWaiting()) }
-            state.inARow += 1
-            if case .uncertain = error { state.timedOut += 1 }
-            state.lastProblem = "\(error)"
+            state.count(error)
             if state.probing {
                 state.probing = false
                 state.failedProbes += 1
             }
-            if state.failedProbes >= Self.probes {
-                let how = state.timedOut == state.inARow ? "timed out or lost their connection"
-                    : state.timedOut == 0 ? "were refused" : "timed out or were refused"
-                state.tripped = StageFailure(.failed, "the org stopped answering: \(state.inARow) requests in a row \(how) (the last: \(state.lastProblem)); what was not sent stays dirty for the next run")
-            }
+            if state.failedProbes >= Self.probes { state.trip() }
             return (state.tripped, state.takeWaiting())
         }
         wake(waiting)
         return failure
+    }
+
+    /// A read of the sync up's own (a conflict check, new dates) that got no answer through every
+    /// retry: counted with the requests in a row. Reads are not admitted and cannot probe, so past
+    /// the threshold and the probes' count it trips the breaker; returns the stop then.
+    func readGotNoAnswer(_ error: OrgClientError) -> StageFailure? {
+        let (failure, waiting) = state.withLock { state -> (StageFailure?, [CheckedContinuation<Bool?, Never>]) in
+            if let tripped = state.tripped { return (tripped, []) }
+            state.count(error)
+            if state.inARow >= threshold + Self.probes { state.trip() }
+            return (state.tripped, state.tripped == nil ? [] : state.takeWaiting())
+        }
+        wake(waiting)
+        return failure
+    }
+
+    /// A read of the sync up's own that the org answered: it is up.
+    func readAnswered() {
+        state.withLock { state in
+            guard state.tripped == nil, !state.probing else { return }
+            state.inARow = 0
+            state.timedOut = 0
+            state.failedProbes = 0
+        }
     }
 
     /// A request admitted but ended without reaching the org (nothing to learn from it).

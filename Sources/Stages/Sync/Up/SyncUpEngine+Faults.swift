@@ -23,23 +23,26 @@ extension SyncUpEngine {
     func treesLeftAlone(_ trees: [SyncUpTree]) async throws -> [Int: SyncUpError] {
         guard settings.mergeMode == .leaveIfChanged else { return [:] }
         do {
-            return try await SyncUpConflictChecker(client: client, target: target).conflicts(in: trees).mapValues { reason in
-                SyncUpError(status: 409, code: "CONFLICT", message: "left dirty: \(reason) (LEAVE_IF_CHANGED)")
-            }
+            let conflicts = try await SyncUpConflictChecker(client: client, target: target).conflicts(in: trees)
+            breaker.readAnswered()
+            return conflicts.mapValues { reason in SyncUpError(status: 409, code: "CONFLICT", message: "left dirty: \(reason) (LEAVE_IF_CHANGED)") }
         } catch {
-            guard let noAnswer = SyncUpBreaker.isNoAnswer(error) else { throw error }
+            // A dry run reports the org's refusals: a check without an answer is none, and fails it.
+            guard !settings.dryRun, let noAnswer = SyncUpBreaker.isNoAnswer(error) else { throw error }
+            if let tripped = breaker.readGotNoAnswer(noAnswer) { throw tripped }
             let failure = SyncUpError(status: 0, code: "CONFLICT_CHECK_FAILED",
                                       message: "not sent: the LEAVE_IF_CHANGED check got no answer (\(noAnswer)); sent by the next run")
             return Dictionary(uniqueKeysWithValues: trees.indices.map { ($0, failure) })
         }
     }
 
-    /// A page whose writes stand but whose new modification dates got no answer (LEAVE_IF_CHANGED):
-    /// saved now, the next sync up would take its own writes for server changes. It is not saved;
-    /// its records are uncertain for this run and the journal settles them before anything is sent
-    /// again (creates found in the org, updates confirmed with the org's dates).
-    func holdUnsaved(_ keys: some Sequence<RecordKey>, asRead: [RecordKey: SyncUpRecord], kinds: [RecordKey: SyncUpOperation.Kind],
-                             sent: [RecordKey: JSONObject], because noAnswer: OrgClientError, tally: inout Tally) -> PageOutcome {
+    /// The records of trees whose writes stand but whose new modification dates got no answer
+    /// (LEAVE_IF_CHANGED): saved now, the next sync up would take its own writes for server
+    /// changes. They are not saved (the rest of the page is); they are uncertain for this run and
+    /// the journal settles them before anything is sent again (creates found in the org, updates
+    /// confirmed with the org's dates).
+    func holdUnsaved(_ keys: [RecordKey], asRead: [RecordKey: SyncUpRecord], kinds: [RecordKey: SyncUpOperation.Kind],
+                     sent: [RecordKey: JSONObject], because noAnswer: OrgClientError, tally: inout Tally) {
         for key in keys {
             guard let record = asRead[key] else { continue }
             tally.pending[SyncUpJournalReconciler.EntryKey(soup: record.soup, id: record.entryId)] = SyncUpResultFiles.Row(
@@ -48,7 +51,6 @@ extension SyncUpEngine {
                 errorCode: "UNCERTAIN", errorMessage: "sent, but the org's new modification dates could not be read (\(noAnswer)); settled from the journal before anything is sent again",
                 fields: sent[key] ?? JSONObject(), soup: record.soup)
         }
-        logger.warning("sync up \(settings.syncName): a page's new modification dates got no answer (\(noAnswer)); its records are settled from the journal")
-        return PageOutcome(sawUncertain: true)
+        logger.warning("sync up \(settings.syncName): the new modification dates of \(keys.count) record(s) got no answer (\(noAnswer)); they are settled from the journal")
     }
 }

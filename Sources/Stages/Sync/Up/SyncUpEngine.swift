@@ -405,7 +405,7 @@ struct SyncUpEngine {
             let key = SyncUpJournalReconciler.EntryKey(soup: row.soup, id: row.entryId)
             if row.kind == .success {
                 tally.pending[key] = nil
-                tally.result.add(StageCounts.created, object: row.object)
+                tally.result.add(row.operation == "update" ? StageCounts.updated : StageCounts.created, object: row.object)
                 success.append(row)
             } else {
                 tally.pending[key] = row
@@ -602,7 +602,12 @@ struct SyncUpEngine {
                 outcome.error.map { $0.isTransient && $0.code != SyncUpError.siblingParentFailed } == true ? key.tree : nil
             })
             if !busy.isDisjoint(with: passResult.rerun) { try await Task.sleep(for: Self.retryPause(afterPass: pass)) }
-            try await recreateMissingParents(&trees, among: passResult.parentsToCheck, applier: applier, inFlight: inFlight)
+            do {
+                try await recreateMissingParents(&trees, among: passResult.parentsToCheck, applier: applier, inFlight: inFlight)
+            } catch where SyncUpBreaker.isNoAnswer(error) != nil {
+                // Whether those parents are gone is unknown: the children go again under them, and
+                // a refusal for a missing parent re-creates it then.
+            }
             pending = passResult.rerun
         }
         if settings.mergeMode == .leaveIfChanged && !settings.dryRun {
@@ -610,7 +615,15 @@ struct SyncUpEngine {
                 try await refreshModificationDates(&trees, final: final, kinds: kinds, readBack: freshReadBack(), answered: answered, inFlight: inFlight)
             } catch {
                 guard let noAnswer = SyncUpBreaker.isNoAnswer(error) else { throw error }
-                return holdUnsaved(final.keys, asRead: asRead, kinds: kinds, sent: sent, because: noAnswer, tally: &tally)
+                // Trees with a write the org applied wait, unsaved, for the journal; the rest is saved.
+                let held = Set(final.compactMap { $0.value.isSuccess ? $0.key.tree : nil })
+                var outcome = try await commitEvenIfStopping(trees, final: final.filter { !held.contains($0.key.tree) }, kinds: kinds, sent: sent,
+                                                             removed: removed, results: results, asRead: asRead, tally: &tally)
+                holdUnsaved(final.keys.filter { held.contains($0.tree) }, asRead: asRead, kinds: kinds, sent: sent, because: noAnswer, tally: &tally)
+                outcome.settledRoots.subtract(held.map { trees[$0].parent.entryId })
+                outcome.sawUncertain = true
+                if let tripped = breaker.readGotNoAnswer(noAnswer) { throw tripped }
+                return outcome
             }
         } else {
             answered?()

@@ -162,11 +162,18 @@ struct SyncUpSender {
 
     private func journalAndExecute(_ request: SyncUpRequest) async -> Sent {
         var sent = Sent()
-        if let breaker, !(await breaker.admit()) {
-            // The org stopped answering: this request stays unsent (and unjournaled).
-            sent.outcomes = Dictionary(uniqueKeysWithValues: request.operations.map { ($0.key, .notSent) })
-            sent.fatal = breaker.tripped ?? SyncUpInFlight.Stopped()
-            return sent
+        if let breaker {
+            let admitted = await breaker.admit()
+            // While it waited, the org may have stopped answering, or another part stopped.
+            let stop: (any Error)? = !admitted ? breaker.tripped ?? SyncUpInFlight.Stopped()
+                : Task.isCancelled ? CancellationError() : inFlight?.shared.cause.map { _ in SyncUpInFlight.Stopped() }
+            if let stop {
+                if admitted { breaker.withdrawn() }
+                if stop is CancellationError { inFlight?.shared.stop(because: stop) }
+                sent.outcomes = Dictionary(uniqueKeysWithValues: request.operations.map { ($0.key, .notSent) })
+                sent.fatal = stop
+                return sent
+            }
         }
         let stamped: Int64
         do {

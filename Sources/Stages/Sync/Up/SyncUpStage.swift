@@ -146,7 +146,7 @@ public struct SyncUpStage: Stage {
             try? await tracker.finish(.failed, error: "\(error)")
             let failure = error as? StageFailure
             if failure == nil && tally.result.counts.isEmpty { throw error }
-            throw StageFailure(failure?.kind ?? .failed, failure?.message ?? "\(error)", partialResult: tally.result)
+            throw StageFailure(.failed, failure?.message ?? "\(error)", partialResult: tally.result)
         }
         return tally.result
     }
