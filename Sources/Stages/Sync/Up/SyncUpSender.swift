@@ -162,13 +162,15 @@ struct SyncUpSender {
 
     private func journalAndExecute(_ request: SyncUpRequest) async -> Sent {
         var sent = Sent()
+        var ticket = SyncUpBreaker.Ticket(probe: false)
         if let breaker {
             let admitted = await breaker.admit()
             // While it waited, the org may have stopped answering, or another part stopped.
-            let stop: (any Error)? = !admitted ? breaker.tripped ?? SyncUpInFlight.Stopped()
+            let stop: (any Error)? = admitted == nil ? breaker.tripped ?? SyncUpInFlight.Stopped()
                 : Task.isCancelled ? CancellationError() : inFlight?.shared.cause.map { _ in SyncUpInFlight.Stopped() }
+            if let admitted { ticket = admitted }
             if let stop {
-                if admitted { breaker.withdrawn() }
+                if admitted != nil { breaker.withdrawn(ticket) }
                 if stop is CancellationError { inFlight?.shared.stop(because: stop) }
                 sent.outcomes = Dictionary(uniqueKeysWithValues: request.operations.map { ($0.key, .notSent) })
                 sent.fatal = stop
@@ -179,7 +181,7 @@ struct SyncUpSender {
         do {
             (sent.journalIds, stamped) = try await journal(request.operations)
         } catch {
-            breaker?.withdrawn()
+            breaker?.withdrawn(ticket)
             sent.fatal = error
             return sent
         }
@@ -199,11 +201,11 @@ struct SyncUpSender {
             // A Bulk job's journal follows its job id, not a window; its polls leave late by design.
             let answer: Answer
             if request.isBulk {
-                answer = try await execute(request, journalIds: sent.journalIds)
+                answer = try await execute(request, journalIds: sent.journalIds, ticket: ticket)
             } else {
                 let journalIds = sent.journalIds
                 answer = try await RequestAttempts(beforeSend: restamp).run {
-                    try await execute(request, journalIds: journalIds)
+                    try await execute(request, journalIds: journalIds, ticket: ticket)
                 }
                 sent.retried = attempts.value > 1
             }
@@ -350,7 +352,8 @@ struct SyncUpSender {
 
     // MARK: Sending
 
-    private func execute(_ request: SyncUpRequest, journalIds: [RecordKey: Int64]) async throws -> Answer {
+    /// Sends one request; tells the breaker how it ended with the request's `ticket`.
+    private func execute(_ request: SyncUpRequest, journalIds: [RecordKey: Int64], ticket: SyncUpBreaker.Ticket) async throws -> Answer {
         let operations = request.operations
         do {
             let answer: Answer
@@ -363,18 +366,18 @@ struct SyncUpSender {
             case .bulk(let object, let kind, let field, let operations):
                 answer = Answer(outcomes: try await sendBulk(object, kind, field, operations, journalIds: operations.compactMap { journalIds[$0.key] }))
             }
-            breaker?.answered()
+            breaker?.answered(ticket)
             return answer
         } catch let error as OrgClientError {
             if let noAnswer = SyncUpBreaker.isNoAnswer(error) {
-                if let tripped = breaker?.failed(noAnswer) {
+                if let tripped = breaker?.failed(ticket, noAnswer) {
                     // This request's own records are decided as any lost answer's; nothing more leaves.
                     throw Stopped(outcomes: markAll(operations, Self.outcome(of: noAnswer)).outcomes, cause: tripped)
                 }
             } else if case .invalidConfiguration = error {
-                breaker?.withdrawn()
+                breaker?.withdrawn(ticket)
             } else {
-                breaker?.answered()
+                breaker?.answered(ticket)
             }
             switch error {
             case .requestLimitExceeded, .authenticationFailed: throw error
@@ -387,10 +390,10 @@ struct SyncUpSender {
                 return markAll(operations, .uncertain(message))
             }
         } catch let error as OrgAPIError {
-            breaker?.answered()
+            breaker?.answered(ticket)
             return markAll(operations, .failed(Self.error(error)))
         } catch {
-            breaker?.withdrawn()
+            breaker?.withdrawn(ticket)
             throw error
         }
     }
