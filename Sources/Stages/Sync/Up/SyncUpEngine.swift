@@ -589,10 +589,12 @@ struct SyncUpEngine {
                 throw error
             }
             var passResult = applier.apply(results.outcomes, kinds: kinds, to: &trees, removed: &removed, final: &final, allowRerun: pass < 2)
-            // Row locks and busy answers applied nothing: those trees go again after a pause.
-            if pass < settings.recordRetries {
-                passResult.rerun.formUnion(final.compactMap { key, outcome in outcome.error?.isTransient == true ? key.tree : nil })
-            }
+            // Row locks and busy answers applied nothing: those trees go again after a pause, up to
+            // `recordRetries` times; children only waiting for a parent's id go again as passes allow.
+            passResult.rerun.formUnion(final.compactMap { key, outcome in
+                guard let error = outcome.error, error.isTransient else { return nil }
+                return (error.code == SyncUpError.siblingParentFailed ? pass < 2 : pass < settings.recordRetries) ? key.tree : nil
+            })
             // A tree with an uncertain record is never sent again in this page: the journal settles it.
             let uncertainTrees = Set(final.compactMap { key, outcome in outcome.isSettled ? nil : key.tree })
             passResult.rerun.subtract(uncertainTrees)
