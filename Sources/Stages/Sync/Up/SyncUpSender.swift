@@ -88,10 +88,6 @@ struct SyncUpSender {
                                 return Sent(outcomes: unsent(), fatal: CancellationError())
                             }
                             if shared.cause != nil { return Sent(outcomes: unsent(), fatal: SyncUpInFlight.Stopped()) }
-                            if let tripped = breaker?.tripped {
-                                shared.stop(because: tripped)
-                                return Sent(outcomes: unsent(), fatal: tripped)
-                            }
                             let sent = await journalAndExecute(request)
                             if let fatal = sent.fatal { shared.stop(because: fatal) }
                             return sent
