@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "Connectors", targets: ["Connectors"]),
         .library(name: "Soups", targets: ["Soups"]),
         .library(name: "SOQL", targets: ["SOQL"]),
+        .library(name: "Formulas", targets: ["Formulas"]),
         .library(name: "Formats", targets: ["Formats"]),
         .library(name: "JSON", targets: ["JSON"]),
         .library(name: "OrgEmulator", targets: ["OrgEmulator"]),
@@ -43,7 +44,8 @@ let package = Package(
         .target(
             name: "Stages",
             dependencies: [
-                "Connectors", "Soups", "SOQL", "Formats", "JSON",
+                "Connectors", "Soups", "SOQL", "Formulas", "Formats", "JSON",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .target(
@@ -60,6 +62,7 @@ let package = Package(
             name: "Soups",
             dependencies: ["JSON", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift")]),
         .target(name: "SOQL", dependencies: ["JSON"]),
+        .target(name: "Formulas", dependencies: ["JSON"]),
         .target(name: "Formats", dependencies: ["JSON"]),
         .target(name: "JSON"),
         .target(
@@ -78,7 +81,7 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
             ]),
-        .target(name: "FuzzTargets", dependencies: ["Connectors", "Stages", "SOQL", "Formats", "JSON", "OrgEmulator"]),
+        .target(name: "FuzzTargets", dependencies: ["Connectors", "Stages", "SOQL", "Formulas", "Formats", "JSON", "OrgEmulator"]),
         .executableTarget(
             name: "SoupBenchmark",
             dependencies: [
@@ -101,6 +104,7 @@ let package = Package(
         .target(name: "ChildProcesses", path: "Tests/ChildProcesses"),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "SOQLTests", dependencies: ["SOQL", "JSON"]),
+        .testTarget(name: "FormulasTests", dependencies: ["Formulas", "JSON"]),
         .testTarget(name: "FormatsTests", dependencies: ["Formats", "JSON"]),
         .testTarget(
             name: "ConnectorsTests",

@@ -15,8 +15,29 @@ import Testing
             """, in: directory)
         let outcome = try await PipelineRunner(pipeline: pipeline, observer: RecordingObserver()).run()
         let records = try await SoupStore.openForReading(path: pipeline.store).datasetRecords("load", limit: 1000).map(\.record)
+            .map(Self.withoutLine)
         let rejects = try? String(contentsOfFile: outcome.report.reportDir + "/rejects/load.csv", encoding: .utf8)
         return (outcome, records, rejects)
+    }
+
+    /// A record without `attributes.line` (checked on its own below), and without `attributes`
+    /// when the line was all it held.
+    static func withoutLine(_ record: JSONValue) -> JSONValue {
+        guard var object = record.objectValue, var attributes = object["attributes"]?.objectValue else { return record }
+        attributes["line"] = nil
+        object["attributes"] = attributes.isEmpty ? nil : .object(attributes)
+        return .object(object)
+    }
+
+    /// Each record knows the physical line it starts on, so a later stage's rejects can name it.
+    @Test func recordsCarryTheLineTheyStartOn() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try Data("Name,Note\nA,\"two\nlines\"\nB,x,extra\nC,y\n".utf8).write(to: URL(fileURLWithPath: directory + "/data.csv"))
+        let pipeline = try loadPipeline(#"{ "stages": [ { "id": "load", "type": "extract.csv", "file": "data.csv", "sobjectType": "Account" } ] }"#, in: directory)
+        _ = try await PipelineRunner(pipeline: pipeline, observer: RecordingObserver()).run()
+        let records = try await SoupStore.openForReading(path: pipeline.store).datasetRecords("load", limit: 10).map(\.record)
+        #expect(records.map { $0["attributes"] } == [["type": "Account", "line": 2], ["type": "Account", "line": 5]])
     }
 
     /// A folder named as the file is refused with what it is (reading it used to trap).

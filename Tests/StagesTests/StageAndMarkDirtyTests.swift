@@ -96,11 +96,11 @@ import Testing
         let contacts = try await entries(store, "ContactSoup")
         #expect(contacts.map { $0["AccountId"] } == [account["Id"], account["Id"]])
         #expect(contacts.allSatisfy { $0["AccountName"] == nil })
-        // The rejected record is in the stage's rejects file, at its position in the stage's input.
+        // The rejected record is in the stage's rejects file, at the line it starts on in contacts.csv.
         let rejects = try String(contentsOfFile: outcome.report.reportDir + "/rejects/stageContacts.csv", encoding: .utf8)
         #expect(rejects.components(separatedBy: "\r\n") == [
             "line,reason,raw",
-            #"3,missing parent: AccountName = Initech,"{""attributes"":{""type"":""Contact""},""LastName"":""Nobody"",""AccountName"":""Initech""}""#,
+            #"4,missing parent: AccountName = Initech,"{""attributes"":{""type"":""Contact"",""line"":4},""LastName"":""Nobody"",""AccountName"":""Initech""}""#,
             "",
         ])
     }

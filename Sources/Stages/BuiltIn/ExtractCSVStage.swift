@@ -7,7 +7,8 @@ import JSON
 /// renames headers, `types` coerces values, `constants` adds fields, `emptyAs` decides whether an
 /// empty cell is absent (default: the soup keeps its value) or `null`. A row that cannot be read —
 /// wrong column count, a value that does not convert, invalid encoding — goes to
-/// `rejects/<stage id>.csv` (`line,reason,raw`) and the rest of the file loads.
+/// `rejects/<stage id>.csv` (`line,reason,raw`) and the rest of the file loads. Each record carries
+/// the physical line it starts on as `attributes.line`, so a later stage's rejects can name it.
 public struct ExtractCSVStage: Stage {
     public static let typeName = "extract.csv"
     public static let countKeys = [StageCounts.read, StageCounts.rejected]
@@ -90,7 +91,7 @@ public struct ExtractCSVStage: Stage {
                 result.add(StageCounts.rejected, object: object)
             case .fields(let values, let line):
                 if values.count == 1 && values[0].isEmpty { continue }
-                switch record(values, names: names) {
+                switch record(values, names: names, line: line) {
                 case .success(let record):
                     batch.append(.object(record))
                     result.add(StageCounts.read, object: object)
@@ -116,13 +117,13 @@ public struct ExtractCSVStage: Stage {
     }
 
     /// The record for one row's values, or why the row is rejected.
-    func record(_ values: [String], names: [String]) -> Result<JSONObject, CoercionFailure> {
+    func record(_ values: [String], names: [String], line: Int) -> Result<JSONObject, CoercionFailure> {
         guard values.count == names.count else {
             return .failure(CoercionFailure("expected \(names.count) columns, found \(values.count)"))
         }
         var record = JSONObject()
         record.reserveCapacity(names.count + constants.count + 1)
-        if let sobjectType { record["attributes"] = ["type": .string(sobjectType)] }
+        record["attributes"] = sobjectType.map { ["type": .string($0), "line": .integer(Int64(line))] } ?? ["line": .integer(Int64(line))]
         for (name, value) in zip(names, values) {
             if value.isEmpty {
                 if emptyIsNull { record[name] = .null }

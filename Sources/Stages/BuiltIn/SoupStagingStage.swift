@@ -122,7 +122,8 @@ public struct SoupStagingStage: Stage {
         selfLinks = links.filter { $0.soups.contains(soupName) }
     }
 
-    /// A record and its 1-based position in the stage's input (the `line` of the rejects file).
+    /// A record and its line for the rejects file: where it started in a file upstream, else its
+    /// 1-based position in the stage's input.
     struct Staged {
         var position: Int
         var record: JSONObject
@@ -146,7 +147,7 @@ public struct SoupStagingStage: Stage {
         for try await batch in context.inputBatches(batchSize: 5000, firstBatchSize: 1000) {
             var records: [Staged] = batch.compactMap(\.objectValue).map { record in
                 position += 1
-                return Staged(position: position, record: record)
+                return Staged(position: RejectsWriter.line(of: record, position: position), record: record)
             }
             result.add(StageCounts.read, records.count)
             meter.advance(to: Int64(position))

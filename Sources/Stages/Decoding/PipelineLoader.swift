@@ -56,9 +56,15 @@ public struct PipelineLoader: Sendable {
         let org = context.org(resolved: resolved["org"], raw: rawObject["org"], store: store)
         let stages = context.stages(resolved["stages"], soups: soups, syncs: syncs)
         context.checkGraph(stages, declaredIds: Self.declaredIds(resolved["stages"]))
+        for (offset, stage) in (rawObject["stages"]?.arrayValue ?? []).enumerated() {
+            if let seed = stage["maskSeed"]?.stringValue, !VariableResolver.isSingleReference(seed) {
+                context.error("stages[\(offset)].maskSeed", "a mask seed is a secret: write it as exactly one ${VAR} reference, never a literal value (pass it with --var-file or the environment)")
+            }
+        }
 
         if !context.errors.isEmpty { throw PipelineValidationError(context.errors) }
         let secretKeys = Self.secretValues(in: rawObject["org"], resolved: resolved["org"])
+            + stages.compactMap { $0.settings["maskSeed"]?.stringValue }.filter { !$0.isEmpty }
         return PipelineDefinition(
             name: name, file: file, store: store, org: org, soups: soups, syncs: syncs, stages: stages,
             warnings: context.warnings, secrets: secretKeys, dryRun: dryRun)

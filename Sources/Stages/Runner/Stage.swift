@@ -36,6 +36,8 @@ public enum StageCounts {
     public static let conflicts = "conflicts"
     public static let failed = "failed"
     public static let rejected = "rejected"
+    /// Records a `transform`'s `where` passed over (not a problem: the pipeline asked for it).
+    public static let filtered = "filtered"
     public static let uncertain = "uncertain"
     public static let ghostsRemoved = "ghostsRemoved"
 

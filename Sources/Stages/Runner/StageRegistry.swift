@@ -20,6 +20,7 @@ public struct StageRegistry: Sendable {
         registry.register(ExtractSOQLStage.self)
         registry.register(ExtractCSVStage.self)
         registry.register(ExtractXMLStage.self)
+        registry.register(TransformStage.self)
         registry.register(SoupStagingStage.self)
         registry.register(MarkDirtyStage.self)
         registry.register(SyncUpStage.self)

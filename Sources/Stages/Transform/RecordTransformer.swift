@@ -1,0 +1,94 @@
+import Formulas
+import JSON
+
+/// The steps of a `transform` applied to one record, in the SPEC's order: `rename`, `map`, `set`,
+/// `where`, `reject`, `mask`, then `drop` / `keep` and `sobjectType`. Pure: no I/O, so records
+/// can be transformed on any core.
+struct RecordTransformer: Sendable {
+    enum Outcome {
+        case record(JSONObject)
+        /// `where` was not true.
+        case filtered
+        /// A reject rule held, a map refused the value, or a formula failed: the reason.
+        case rejected(String)
+    }
+
+    struct RejectRule: Sendable {
+        var condition: Formula
+        var reason: String
+    }
+
+    var renames: [(from: String, to: String)] = []
+    var maps: [ValueMap] = []
+    var sets: [(field: String, formula: Formula)] = []
+    var condition: Formula?
+    var rejectRules: [RejectRule] = []
+    var masks: [(field: String, kind: ValueMasker.Kind)] = []
+    var masker: ValueMasker?
+    var drop: Set<String> = []
+    var keep: Set<String>?
+    var sobjectType: String?
+
+    /// The record after every step, or why it is passed over. The record is worked on inside
+    /// the formulas' environment, so no step copies it.
+    func apply(_ input: JSONObject, now: Int64) -> Outcome {
+        var environment = FormulaEnvironment(record: input, now: now)
+        for (from, to) in renames {
+            guard let value = environment.record[from] else { continue }
+            environment.record[from] = nil
+            environment.record[to] = value
+        }
+        for map in maps {
+            switch map.apply(to: environment.record[map.field], in: environment) {
+            case .unchanged: break
+            case .value(let value): environment.record[map.field] = value
+            case .rejected(let reason): return .rejected(reason)
+            }
+        }
+        for (field, formula) in sets {
+            do throws(FormulaEvaluationError) {
+                let value = try formula.evaluate(in: environment)
+                if value.isBlank && environment.record[field] == nil { continue }
+                environment.record[field] = value.json
+            } catch {
+                return .rejected("set.\(field): \(error.message)")
+            }
+        }
+        if let condition {
+            do throws(FormulaEvaluationError) {
+                if try !condition.holds(in: environment) { return .filtered }
+            } catch {
+                return .rejected("where: \(error.message)")
+            }
+        }
+        for (index, rule) in rejectRules.enumerated() {
+            do throws(FormulaEvaluationError) {
+                if try rule.condition.holds(in: environment) { return .rejected(rule.reason) }
+            } catch {
+                return .rejected("reject[\(index)].when: \(error.message)")
+            }
+        }
+        var record = environment.record
+        environment.record = JSONObject()
+        if let masker {
+            for (field, kind) in masks {
+                guard let value = record[field] else { continue }
+                record[field] = masker.mask(value, as: kind)
+            }
+        }
+        if let keep {
+            var kept = JSONObject()
+            kept.reserveCapacity(keep.count + 1)
+            for (key, value) in record where key == "attributes" || keep.contains(key) { kept[key] = value }
+            record = kept
+        } else {
+            for field in drop { record[field] = nil }
+        }
+        if let sobjectType {
+            var attributes = record["attributes"]?.objectValue ?? JSONObject()
+            attributes["type"] = .string(sobjectType)
+            record["attributes"] = .object(attributes)
+        }
+        return .record(record)
+    }
+}

@@ -1,0 +1,141 @@
+import Formulas
+import Foundation
+import JSON
+
+/// `transform`: reshapes the records of its `from` datasets without code — `rename`, `map`,
+/// `set` (Salesforce formulas), `where`, `reject`, `mask`, `drop` / `keep`, `sobjectType` — in that
+/// order, streaming. A record a reject rule, a map or a failing formula refuses goes to
+/// `rejects/<stage id>.csv` with the reason and its source line; the rest go on.
+public struct TransformStage: Stage {
+    public static let typeName = "transform"
+    public static let countKeys = [StageCounts.read, StageCounts.filtered, StageCounts.rejected]
+
+    let transformer: RecordTransformer
+
+    public init(settings: StageSettings) throws {
+        var transformer = RecordTransformer()
+        for (from, to) in settings.object("rename") ?? JSONObject() {
+            guard let target = to.stringValue, !target.isEmpty else {
+                settings.report("rename.\(from)", "must be the new field name")
+                continue
+            }
+            transformer.renames.append((from, target))
+        }
+        for (field, value) in settings.object("map") ?? JSONObject() {
+            if let map = ValueMap(field: field, settings: value, stage: settings) { transformer.maps.append(map) }
+        }
+        for (field, value) in settings.object("set") ?? JSONObject() {
+            guard let text = value.stringValue else {
+                settings.report("set.\(field)", "must be a formula string (text constants in quotes: \"\\\"Legacy\\\"\")")
+                continue
+            }
+            if let formula = Self.formula(text, at: "set.\(field)", settings) { transformer.sets.append((field, formula)) }
+        }
+        if let text = settings.string("where") {
+            transformer.condition = Self.formula(text, at: "where", settings, condition: true)
+        }
+        transformer.rejectRules = Self.rejectRules(settings)
+        (transformer.masks, transformer.masker) = Self.masking(settings)
+        let drop = settings.strings("drop")
+        let keep = settings.strings("keep")
+        if drop != nil, keep != nil { settings.report("keep", "give either drop (the fields to remove) or keep (the only fields kept), not both") }
+        transformer.drop = Set(drop ?? [])
+        transformer.keep = keep.map(Set.init)
+        transformer.sobjectType = settings.string("sobjectType")
+        self.transformer = transformer
+    }
+
+    /// Compiles a formula, reporting `path: column N: …`; a condition must give a boolean.
+    static func formula(_ text: String, at path: String, _ settings: StageSettings, condition: Bool = false) -> Formula? {
+        do throws(FormulaSyntaxError) {
+            let formula = try Formula(text)
+            if condition, formula.type != .boolean, formula.type != .any {
+                settings.report(path, "must be a condition (true or false), not a \(formula.type) formula")
+                return nil
+            }
+            return formula
+        } catch {
+            settings.report(path, error.description)
+            return nil
+        }
+    }
+
+    private static func rejectRules(_ settings: StageSettings) -> [RecordTransformer.RejectRule] {
+        guard let value = settings.value("reject") else { return [] }
+        guard let array = value.arrayValue else {
+            settings.report("reject", "must be an array of {\"when\": formula, \"reason\": text}")
+            return []
+        }
+        var rules: [RecordTransformer.RejectRule] = []
+        for (index, element) in array.enumerated() {
+            let path = "reject[\(index)]"
+            guard let object = element.objectValue, let when = object["when"]?.stringValue, let reason = object["reason"]?.stringValue, !reason.isEmpty else {
+                settings.report(path, "must be {\"when\": formula, \"reason\": text}")
+                continue
+            }
+            for key in object.keys where key != "when" && key != "reason" { settings.report("\(path).\(key)", "unknown key; expected when, reason") }
+            if let formula = formula(when, at: "\(path).when", settings, condition: true) { rules.append(.init(condition: formula, reason: reason)) }
+        }
+        return rules
+    }
+
+    private static func masking(_ settings: StageSettings) -> ([(field: String, kind: ValueMasker.Kind)], ValueMasker?) {
+        let seed = settings.string("maskSeed")
+        if seed?.isEmpty == true { settings.report("maskSeed", "is empty; set the variable it names, or leave maskSeed out for a random seed per run") }
+        guard let object = settings.object("mask") else {
+            if seed != nil { settings.report("maskSeed", "is set but nothing is masked (add \"mask\")") }
+            return ([], nil)
+        }
+        var masks: [(field: String, kind: ValueMasker.Kind)] = []
+        for (field, value) in object {
+            guard let name = value.stringValue, let kind = ValueMasker.Kind(rawValue: name) else {
+                settings.report("mask.\(field)", "must be one of \(ValueMasker.Kind.allCases.map(\.rawValue).joined(separator: ", "))")
+                continue
+            }
+            masks.append((field, kind))
+        }
+        return (masks, ValueMasker(seed: seed))
+    }
+
+    public func run(in context: StageContext) async throws -> StageResult {
+        var result = StageResult()
+        var rejects = RejectsWriter(directory: context.reportDirectory, stageId: context.stageId)
+        let now = Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+        var position = 0
+        var meter = context.progress.meter(unit: "records")
+        for try await batch in context.inputBatches(batchSize: 5000, firstBatchSize: 1000) {
+            var output: [JSONValue] = []
+            output.reserveCapacity(batch.count)
+            for value in batch {
+                position += 1
+                guard case .object(let record) = value else { continue }
+                let object = Self.objectName(record, transformer.sobjectType)
+                result.add(StageCounts.read, object: object)
+                switch transformer.apply(record, now: now) {
+                case .record(let transformed): output.append(.object(transformed))
+                case .filtered: result.add(StageCounts.filtered, object: object)
+                case .rejected(let reason):
+                    result.add(StageCounts.rejected, object: object)
+                    try rejects.add(line: RejectsWriter.line(of: record, position: position), reason: reason,
+                                    raw: Self.raw(record))
+                }
+            }
+            try await context.emit(output)
+            meter.advance(to: Int64(position))
+            if context.shouldStop { break }
+        }
+        try rejects.close()
+        return result
+    }
+
+    static func objectName(_ record: JSONObject, _ sobjectType: String?) -> String {
+        sobjectType ?? record["attributes"]?["type"]?.stringValue ?? "records"
+    }
+
+    /// The record as it came in, without its `attributes`, as JSON.
+    static func raw(_ record: JSONObject) -> String {
+        var fields = record
+        fields["attributes"] = nil
+        return JSONValue.object(fields).jsonString
+    }
+}

@@ -1,0 +1,136 @@
+import Crypto
+import Formulas
+import Foundation
+import JSON
+
+/// Replaces personal data with realistic fake values of the same kind. With a seed, a keyed hash
+/// of the value chooses the fake one, so the same value masks the same way in every object and
+/// every run (masked keys still link records); another seed gives other values.
+struct ValueMasker: Sendable {
+    /// The kinds of data `mask` knows.
+    enum Kind: String, CaseIterable, Sendable {
+        case firstName, lastName, fullName, email, phone, street, city, postalCode, company, text, digits, date, null, hash
+    }
+
+    private let keyed: KeyedHash
+    private let hmacKey: SymmetricKey
+
+    /// `seed`: the secret `maskSeed`; `nil` draws a random one for this run.
+    init(seed: String?) {
+        let secret = seed ?? UUID().uuidString + UUID().uuidString
+        keyed = KeyedHash(seed: secret)
+        hmacKey = SymmetricKey(data: SHA256.hash(data: Data(("hmac\u{0}" + secret).utf8)))
+    }
+
+    /// The masked value of `value`. Blank values (absent, `null`, `""`) stay as they are.
+    func mask(_ value: JSONValue, as kind: Kind) -> JSONValue {
+        if kind == .null { return .null }
+        let text: String
+        switch value {
+        case .null: return value
+        case .string(let string): text = string
+        case .integer(let number): text = String(number)
+        case .double(let number): text = String(number)
+        case .bool, .array, .object: return kind == .hash ? .string(hmac(value.jsonString)) : .null
+        }
+        if text.isEmpty { return value }
+        let masked = mask(text, as: kind)
+        switch value {
+        case .integer: return Int64(masked).map(JSONValue.integer) ?? .string(masked)
+        case .double: return Double(masked).map(JSONValue.double) ?? .string(masked)
+        default: return .string(masked)
+        }
+    }
+
+    func mask(_ text: String, as kind: Kind) -> String {
+        let h = keyed.hash(kind.rawValue, text)
+        switch kind {
+        case .firstName: return pick(MaskWords.firstNames, h)
+        case .lastName: return pick(MaskWords.lastNames, h)
+        case .fullName: return pick(MaskWords.firstNames, h) + " " + pick(MaskWords.lastNames, h >> 20)
+        case .email:
+            let domains = ["example.com", "example.org", "example.net"]
+            return (pick(MaskWords.firstNames, h) + "." + pick(MaskWords.lastNames, h >> 20)).lowercased()
+                + String((h >> 40) % 10_000) + "@" + pick(domains, h >> 54)
+        case .phone: return Self.phone(text, h)
+        case .street: return "\(1 + h % 9_999) \(pick(MaskWords.streetNames, h >> 14)) \(pick(MaskWords.streetSuffixes, h >> 30))"
+        case .city: return pick(MaskWords.cities, h)
+        case .company: return pick(MaskWords.companyWords, h) + " " + pick(MaskWords.companySuffixes, h >> 24)
+        case .postalCode, .digits: return Self.sameLayout(text, h, letters: kind == .postalCode)
+        case .text: return Self.words(count: text.count, h)
+        case .date: return Self.shiftedDate(text, h)
+        case .hash: return hmac(text)
+        case .null: return ""
+        }
+    }
+
+    private func pick(_ words: [String], _ h: UInt64) -> String { words[Int(h % UInt64(words.count))] }
+
+    private func hmac(_ text: String) -> String {
+        HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: hmacKey).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// A stream of pseudo-random numbers from one hash (SplitMix64).
+    private struct Stream {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E3779B97F4A7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58476D1CE4E5B9
+            z = (z ^ (z >> 27)) &* 0x94D049BB133111EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    /// Digits replaced by digits (and, for postal codes, letters by letters), the rest kept; a
+    /// first digit that was not 0 stays not 0, so numbers keep their length.
+    private static func sameLayout(_ text: String, _ h: UInt64, letters: Bool) -> String {
+        var stream = Stream(state: h)
+        var output = ""
+        var first = true
+        for character in text {
+            if character.isASCII, character.isNumber {
+                let keepNonZero = first && character != "0"
+                output.append(Character(String(keepNonZero ? 1 + stream.next() % 9 : stream.next() % 10)))
+                first = false
+            } else if letters, character.isASCII, character.isLetter {
+                let letter = UInt8(ascii: character.isUppercase ? "A" : "a") + UInt8(stream.next() % 26)
+                output.append(Character(UnicodeScalar(letter)))
+            } else {
+                output.append(character)
+            }
+        }
+        return output
+    }
+
+    /// A phone number with its layout: the country code after a leading `+` kept, every other digit replaced.
+    private static func phone(_ text: String, _ h: UInt64) -> String {
+        guard text.hasPrefix("+"), let separator = text.firstIndex(where: { !$0.isNumber && $0 != "+" }) else {
+            return sameLayout(text, h, letters: false)
+        }
+        return String(text[..<separator]) + sameLayout(String(text[separator...]), h, letters: false)
+    }
+
+    /// Plain words of exactly `count` characters.
+    private static func words(count: Int, _ h: UInt64) -> String {
+        var stream = Stream(state: h)
+        var output = ""
+        while output.count < count {
+            if !output.isEmpty { output += " " }
+            output += MaskWords.loremWords[Int(stream.next() % UInt64(MaskWords.loremWords.count))]
+        }
+        output = String(output.prefix(count))
+        if output.hasSuffix(" ") { output = String(output.dropLast()) + "x" }
+        return output.prefix(1).uppercased() + output.dropFirst()
+    }
+
+    /// A date (or date/time) moved by up to a year either way, in its own format; text that is not
+    /// a date becomes a date as far from 2000-01-01.
+    private static func shiftedDate(_ text: String, _ h: UInt64) -> String {
+        let shift = Int(h % 731) - 365
+        guard let days = FormulaCalendar.parseDate(text.prefix(10)) else {
+            return FormulaCalendar.formatDate(FormulaCalendar.parseDate("2000-01-01")! + shift)
+        }
+        return FormulaCalendar.formatDate(days + shift) + text.dropFirst(10)
+    }
+}
