@@ -122,7 +122,7 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
             ]),
         .testTarget(name: "SoupsTests", dependencies: ["Soups", "JSON", "ChildProcesses", .product(name: "GRDB", package: "GRDB.swift")]),
-        .testTarget(name: "StagesTests", dependencies: ["Stages", "Soups", "SOQL", "JSON", "Connectors", "OrgEmulator", "FuzzTargets"]),
+        .testTarget(name: "StagesTests", dependencies: ["Stages", "Soups", "SOQL", "Formulas", "JSON", "Connectors", "OrgEmulator", "FuzzTargets"]),
         .testTarget(
             name: "PipelineCLITests",
             dependencies: ["PipelineCLI", "Stages", "Soups", "JSON", "Connectors", "OrgEmulator", "ChildProcesses", .product(name: "GRDB", package: "GRDB.swift")]),

@@ -1,17 +1,19 @@
 import Connectors
 import Foundation
 import Formats
+import Formulas
 import JSON
 import SOQL
 import Stages
 
 /// The inputs the fuzzers drive (`scripts/fuzz`), each through the product's own entry point:
 /// the CSV reader, the XML reader, the SOQL parser (with binds and a print-and-parse round trip),
+/// the formula compiler and evaluator,
 /// the pipeline loader, the byte-level record copy against the JSON parser, and the emulator's
 /// HTTP request handling. The same functions replay the
 /// committed corpora in `swift test`, so a finding fixed once stays fixed.
 public enum FuzzTarget: String, CaseIterable, Sendable {
-    case csv, xml, soql, pipeline, json, emulator
+    case csv, xml, soql, formula, pipeline, json, emulator
 
     /// Where a target's committed corpus lives, under the package root.
     public var corpusDirectory: String { "Fuzz/Corpus/\(rawValue)" }
@@ -46,6 +48,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             }
             _ = try? SOQL.parseCondition(bound)
             _ = SOQLBinding.substitutionsInsideLiterals(text)
+        case .formula:
+            Self.compileAndEvaluate(String(decoding: data, as: UTF8.self))
         case .pipeline:
             let path = scratch + "/pipeline.json"
             guard FileManager.default.createFile(atPath: path, contents: data) else { return }
@@ -54,6 +58,29 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             Self.compareCopyWithParse([UInt8](data))
         case .emulator:
             preconditionFailure("the emulator target runs against a server: use FuzzEmulator")
+        }
+    }
+
+    /// Records of every kind of value a formula may meet.
+    static let formulaRecords: [JSONObject] = [
+        [:],
+        ["Name": "Acme", "Amount": 12.5, "Count": 3, "Flag": true, "Close": "2024-02-29", "Stamp": "2024-01-31T10:00:00.000+0000",
+         "Account": ["Name": "Parent", "Owner": ["Alias": "x"]], "Empty": "", "Nothing": .null, "List": [1, 2]],
+        ["Name": "12", "Amount": "abc", "Count": -1e300, "Flag": "maybe", "Close": "31/12/2024", "Account": "text"],
+    ]
+
+    /// A formula compiles or is refused with a column inside it; a compiled one evaluates on any
+    /// record to a value or an error for that record.
+    static func compileAndEvaluate(_ text: String) {
+        let formula: Formula
+        do throws(FormulaSyntaxError) {
+            formula = try Formula(text)
+        } catch {
+            precondition(error.column >= 1 && error.column <= text.count + 1 && !error.message.isEmpty, "bad error: \(error)")
+            return
+        }
+        for record in formulaRecords {
+            _ = try? formula.evaluate(record, now: Date(timeIntervalSince1970: 1_718_454_600)).json
         }
     }
 

@@ -7,7 +7,8 @@ Each case is one file. Its name says what the product must do with it:
   *.reject.* loaded row by row: each bad row goes to the rejects file with its line number,
              the good rows load
   *.ok.*     odd but valid input that must load exactly (kept to pin the behaviour)
-SOQL cases are lines of soql/*.txt, each of which must be refused with a row and column.
+SOQL cases are lines of soql/*.txt, each of which must be refused with a row and column; formula
+cases are lines of formulas/*.txt, each refused with a column.
 Cases too large to commit (a 31,000-stage cycle, a 10 MB attribute) are made by the test itself.
 Run it from anywhere; it rewrites the corpus in place.
 """
@@ -21,7 +22,7 @@ def write(kind, name, content):
     with open(path, "wb") as f:
         f.write(content if isinstance(content, bytes) else content.encode("utf-8"))
 
-for kind in ["pipelines", "csv", "xml", "soql", "seeds"]:
+for kind in ["pipelines", "csv", "xml", "soql", "formulas", "seeds"]:
     shutil.rmtree(os.path.join(ROOT, kind), ignore_errors=True)
 
 # ---------------------------------------------------------------- pipelines
@@ -97,6 +98,22 @@ structured = {
     "sync-up-unknown-sync": pipeline([{"id": "up", "type": "syncUp", "sync": "NoSuchSync"}]),
     "boolean-as-string": pipeline([{"id": "mark", "type": "markDirty", "soup": "Accounts", "dryRun": "false"}]),
     "soups-not-array": pipeline([EXTRACT]).replace('"soups": [', '"soups": {"x": [').replace(']\n ],\n "stages"', ']\n ]},\n "stages"'),
+    "transform-unknown-function": pipeline([EXTRACT, {"id": "t", "type": "transform", "from": "extract", "set": {"Email": "LOWR(TRIM(Email))"}}]),
+    "transform-wrong-argument-count": pipeline([EXTRACT, {"id": "t", "type": "transform", "from": "extract", "set": {"Size": "LEN(1, 2)"}}]),
+    "transform-formula-not-string": pipeline([EXTRACT, {"id": "t", "type": "transform", "from": "extract", "set": {"Size": 3}}]),
+    "transform-where-not-condition": pipeline([EXTRACT, {"id": "t", "type": "transform", "from": "extract", "where": "LEN(Name)"}]),
+    "transform-reject-without-reason": pipeline([EXTRACT, {"id": "t", "type": "transform", "from": "extract", "reject": [{"when": "TRUE"}]}]),
+    "transform-map-missing-file": pipeline([EXTRACT, {"id": "t", "type": "transform", "from": "extract",
+                                                      "map": {"Country": {"file": "no-such-map.csv", "key": "a", "value": "b"}}}]),
+    "transform-map-bad-regex": pipeline([EXTRACT, {"id": "t", "type": "transform", "from": "extract",
+                                                   "map": {"Code": {"values": {"([a-z]": "x"}, "regex": True}}}]),
+    "transform-map-bad-otherwise": pipeline([EXTRACT, {"id": "t", "type": "transform", "from": "extract",
+                                                       "map": {"Code": {"values": {"A": "B"}, "otherwise": "sometimes("}}}]),
+    "transform-unknown-mask": pipeline([EXTRACT, {"id": "t", "type": "transform", "from": "extract", "mask": {"Name": "shoeSize"}}]),
+    "transform-literal-mask-seed": pipeline([EXTRACT, {"id": "t", "type": "transform", "from": "extract", "mask": {"Name": "lastName"},
+                                                       "maskSeed": "not-a-variable"}]),
+    "transform-drop-and-keep": pipeline([EXTRACT, {"id": "t", "type": "transform", "from": "extract", "drop": ["a"], "keep": ["b"]}]),
+    "transform-type-mismatch": pipeline([EXTRACT, {"id": "t", "type": "transform", "from": "extract", "set": {"X": "IF(TRUE, 1, \"a\")"}}]),
     "soup-bad-index-type": json.dumps({"name": "bad", "soups": [{"soupName": "A", "indexes": [{"path": "Id", "type": "text"}]}], "stages": [EXTRACT]}),
     "inline-sync-bad-type": json.dumps({"name": "bad", "soups": SOUPS, "syncs": [{"syncName": "s", "syncType": "sideways", "soupName": "Accounts", "target": {}}], "stages": [EXTRACT]}),
 }
@@ -217,6 +234,16 @@ soql = [
     "SELECT Id FROM Account WHERE Name = 'naïve' AND ☃ = 1", "SELECT Id FROM Account WHERE CreatedDate > 2024-01-01T12:00:00.½Z",
 ]
 write("soql", "refused.txt", "\n".join(soql) + "\n")
+
+# ---------------------------------------------------------------- formulas (one refused formula a line)
+formulas = [
+    "LOWR(Email)", "LEN(1, 2)", "IF(TRUE, 1)", "CASE(x, 1, 'a')", "CASE(x, 1, 'a', 2, 'b')", "1 +", "(1 + 2", "1 2",
+    "'unterminated", '"unterminated', "UPPER(1)", "1 + 'a'", "'a' & 1", "IF('x', 1, 2)", "IF(TRUE, 1, 'a')",
+    "DATE(2024,1,1) + DATE(2024,1,1)", "1 < 'a'", "HYPERLINK('x', 'y')", "$User.Id", "", "   ", "1 @ 2", "/* open",
+    "REGEX(x, '[')", "YEAR(NOW())", "Name..x", "ADDMONTHS(1, 2)", "f(", "1.2.3", "NOT 1", ",", ")", "ABS()", "TODAY(1)",
+    "(" * 5000 + "1" + ")" * 5000, "TRUE + 1", "-'a'", "!1", "MAX()", "LEFT('a', 'b')", "a b c", "Name = = 'x'",
+]
+write("formulas", "refused.txt", "\n".join(formulas) + "\n")
 
 # ---------------------------------------------------------------- seeds
 ACCOUNT = {"name": "Account", "keyPrefix": "001", "fields": [{"name": "Name", "type": "string", "length": 255, "required": True}]}

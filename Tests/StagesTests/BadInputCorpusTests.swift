@@ -1,6 +1,7 @@
 import Connectors
 import Foundation
 import Formats
+import Formulas
 import JSON
 import OrgEmulator
 import SOQL
@@ -22,7 +23,7 @@ import Testing
     }
 
     @Test func theCorpusHasItsCases() {
-        let counts = ["pipelines", "csv", "xml", "seeds"].map { Self.cases($0).count } + [Self.soqlCases.count]
+        let counts = ["pipelines", "csv", "xml", "seeds"].map { Self.cases($0).count } + [Self.soqlCases.count, Self.formulaCases.count]
         #expect(counts.allSatisfy { $0 >= 25 }, "\(counts)")
         #expect(counts.reduce(0, +) + 2 >= 150, "at least 150 cases in all (two are made here)")
     }
@@ -166,6 +167,22 @@ import Testing
         } catch {
             #expect(error.row >= 1 && error.column >= 1)
             #expect(error.errorCode == .malformedQuery)
+        }
+    }
+
+    // MARK: Formulas
+
+    static let formulaCases: [String] = (try? String(contentsOfFile: root + "/formulas/refused.txt", encoding: .utf8))?
+        .components(separatedBy: "\n").dropLast().map { $0 } ?? []
+
+    @Test(arguments: formulaCases)
+    func formulaIsRefusedWithColumn(formula: String) {
+        do throws(FormulaSyntaxError) {
+            _ = try Formula(formula)
+            Issue.record("compiled: \(formula)")
+        } catch {
+            #expect(error.column >= 1 && error.column <= formula.count + 1)
+            #expect(!error.message.isEmpty)
         }
     }
 

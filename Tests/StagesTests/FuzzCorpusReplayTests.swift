@@ -14,7 +14,7 @@ import Testing
         return ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted().map { directory + "/" + $0 }
     }
 
-    @Test(arguments: [FuzzTarget.csv, .xml, .soql, .pipeline, .json])
+    @Test(arguments: [FuzzTarget.csv, .xml, .soql, .formula, .pipeline, .json])
     func corpusReplays(target: FuzzTarget) throws {
         let files = Self.corpus(target)
         #expect(files.count >= 10, "a corpus for \(target)")

@@ -2,7 +2,7 @@ import Foundation
 import FuzzTargets
 
 /// One libFuzzer executable for every target: `fuzz <target> [libFuzzer options] [corpus…]`, with
-/// target one of csv, xml, soql, pipeline, json, emulator (scripts/fuzz links libFuzzer's no-main
+/// target one of csv, xml, soql, formula, pipeline, json, emulator (scripts/fuzz links libFuzzer's no-main
 /// runtime, whose driver this main calls).
 enum Input {
     /// Set once, before the driver starts.
