@@ -1,8 +1,10 @@
 // StagingBenchmark: the extract → stage path at scale. Generates a CSV of N rows (default
 // 1,000,000) and an XML file of about M megabytes (default 100), then runs, in this process:
 //   1. extract.csv → stage into a soup (3 string indexes),
-//   2. the same again (every row matches an entry), and
-//   3. extract.xml into a dataset,
+//   2. the same again (every row matches an entry),
+//   3. extract.csv → transform (five `set` formulas, two maps, three masked fields) → stage, beside
+//      a fresh plain load (two alternating pairs in the same run; the ratio is the bar of issue 51),
+//   4. extract.xml into a dataset,
 // and prints rows/second and peak resident memory after each.
 //
 //   swift run -c release StagingBenchmark [--rows N] [--xml-mb M] [--smoke]
@@ -73,7 +75,7 @@ func runPipeline(_ name: String, _ stages: String) async throws -> (RunOutcome, 
     let path = folder + "/\(name).json"
     try "{ \"name\": \"\(name)\", \"store\": \"\(folder)/\(name).sqlite\", \"soups\": \(soups), \"stages\": \(stages) }"
         .write(toFile: path, atomically: true, encoding: .utf8)
-    let pipeline = try PipelineLoader(variables: VariableResolver(variables: [:])).load(path: path)
+    let pipeline = try PipelineLoader(variables: VariableResolver(variables: ["SEED": "benchmark-seed"])).load(path: path)
     struct Silent: RunObserver { func handle(_ event: RunEvent, at date: Date) {} }
     let started = ContinuousClock.now
     let outcome = try await PipelineRunner(pipeline: pipeline, observer: Silent()).run()
@@ -100,6 +102,36 @@ let unchanged = againOutcome.report.stages.last?.counts["unchanged"] ?? 0
 // measures a re-load in a process of its own).
 print(String(format: "  again, every row matched: %.1f s, %.0f rows/s; peak RSS of both loads %.0f MB (exit %d, unchanged %d)",
              againSeconds, Double(rows) / againSeconds, peakMegabytes(), againOutcome.exitCode, unchanged))
+// The transform bar: the same rows through a transform, beside a fresh plain load, alternating.
+let cities = (0..<97).map { "\"City \($0)\": \"Town \($0)\"" }.joined(separator: ", ")
+let transformStages = """
+    [ { "id": "csv", "type": "extract.csv", "file": "\(csvPath)", "sobjectType": "Account", "types": {"Employees": "integer"} },
+      { "id": "shape", "type": "transform", "from": "csv",
+        "map": { "Industry": { "values": { "Technology": "Tech", "Energy": "Power" }, "otherwise": "keep" },
+                 "City": { "values": { \(cities) }, "otherwise": "null" } },
+        "set": { "Name": "TRIM(Name)", "Industry": "UPPER(Industry)", "Description": "LEFT(Description, 200)",
+                 "Size__c": "IF(Employees > 1000, \\"Large\\", \\"Small\\")", "Label__c": "Name & ' - ' & City" },
+        "mask": { "City": "city", "Description": "text", "Label__c": "company" }, "maskSeed": "${SEED}" },
+      { "id": "stage", "type": "stage", "from": "shape", "soup": "AccountSoup", "matchOn": "Name" } ]
+    """
+var plainTimes: [Double] = []
+var transformTimes: [Double] = []
+for round in 1...2 {
+    for name in ["plain", "transform"] { try? FileManager.default.removeItem(atPath: folder + "/\(name).sqlite") }
+    let (plain, plainSeconds) = try await runPipeline("plain", csvStages)
+    let (shaped, shapedSeconds) = try await runPipeline("transform", transformStages)
+    plainTimes.append(plainSeconds)
+    transformTimes.append(shapedSeconds)
+    let created = shaped.report.stages.last?.counts["created"] ?? 0
+    print(String(format: "  round %d: plain %.1f s, through a transform %.1f s (%.2f×); peak RSS %.0f MB (exit %d/%d, created %d)",
+                 round, plainSeconds, shapedSeconds, shapedSeconds / plainSeconds, peakMegabytes(), plain.exitCode, shaped.exitCode, created))
+    for stage in shaped.report.stages {
+        print(String(format: "    %@: %.1f s", stage.id, Double(stage.durationMs) / 1000))
+    }
+    if plain.exitCode != 0 || shaped.exitCode != 0 || created != rows { exit(1) }
+}
+print(String(format: "  transform: best %.1f s against best plain %.1f s: %.2f× (bar: 1.25×)",
+             transformTimes.min()!, plainTimes.min()!, transformTimes.min()! / plainTimes.min()!))
 let (xmlOutcome, xmlSeconds) = try await runPipeline("xml", """
     [ { "id": "xml", "type": "extract.xml", "file": "\(xmlPath)", "record": "Account", "sobjectType": "Account",
         "children": [{"element": "Contact", "within": "Contacts", "sobjectType": "Contact"}] } ]

@@ -5,7 +5,11 @@ extension FormulaFunction {
             guard case .number(let year) = arguments[0], case .number(let month) = arguments[1], case .number(let day) = arguments[2] else { return .blank }
             guard [year, month, day].allSatisfy({ $0.rounded() == $0 && abs($0) < 100_000 }),
                   let days = FormulaCalendar.validDays(year: Int(year), month: Int(month), day: Int(day)) else {
-                throw FormulaEvaluationError("DATE: \(FormulaNumber.format(year))-\(FormulaNumber.format(month))-\(FormulaNumber.format(day)) is not a date")
+                let parts = [(year, 4), (month, 2), (day, 2)].map { value, width in
+                    let text = FormulaNumber.format(value)
+                    return String(repeating: "0", count: max(0, width - text.count)) + text
+                }
+                throw FormulaEvaluationError("DATE: \(parts.joined(separator: "-")) is not a date")
             }
             return .date(days)
         },

@@ -101,7 +101,7 @@ import Testing
     }
 
     static let failures: [(String, String)] = [
-        ("VALUE(\"abc\")", "VALUE: \"abc\" is not a number"), ("DATE(2023, 2, 29)", "DATE: 2023-2-29 is not a date"),
+        ("VALUE(\"abc\")", "VALUE: \"abc\" is not a number"), ("DATE(2023, 2, 29)", "DATE: 2023-02-29 is not a date"),
         ("DATE(2024, 4, 31)", "not a date"), ("1 / 0", "division by zero"), ("MOD(1, 0)", "MOD: division by zero"),
         ("SQRT(-1)", "negative"), ("DATEVALUE(\"31/12/2024\")", "DATEVALUE: \"31/12/2024\" is not a date"),
         ("Name * 2", "is not a number"), ("Account * 2", "Account is object"), ("REGEX(Code, \"[\" & Code)", "not a regular expression"),

@@ -59,7 +59,7 @@ import Testing
               ] }
             """, in: directory)
         #expect(errors.contains("extra: unknown key; expected one of description, dryRun, name, org, soups, stages, store, syncs"))
-        #expect(errors.contains(#"stages[0].type: unknown stage type "nope"; known types: cleanGhosts, extract.csv, extract.soql, extract.xml, markDirty, report, resync, stage, syncDown, syncUp, test.count, test.customSyncUp"#))
+        #expect(errors.contains(#"stages[0].type: unknown stage type "nope"; known types: cleanGhosts, extract.csv, extract.soql, extract.xml, markDirty, report, resync, stage, syncDown, syncUp, test.count, test.customSyncUp, transform"#))
         #expect(errors.contains(#"stages[1].count: must be an integer from 0 to 1000000, not "3""#))
         #expect(errors.contains(#"stages[1].flag: must be a boolean (true or false without quotes), not string "false""#))
         #expect(errors.contains(#"stages[1].soup: no soup named "Missing"; known soups: AccountSoup"#))
