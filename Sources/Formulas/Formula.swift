@@ -13,8 +13,10 @@ public struct Formula: Sendable {
     public let type: FormulaType
     let root: FormulaNode
 
-    public init(_ text: String) throws(FormulaSyntaxError) {
-        var parser = try FormulaParser(text)
+    /// Compiles `text`. `fieldTypes` gives the types of fields known before any record is read
+    /// (by name, any case) — say, fields an earlier formula set — so more mistakes are found now.
+    public init(_ text: String, fieldTypes: [String: FormulaType] = [:]) throws(FormulaSyntaxError) {
+        var parser = try FormulaParser(text, fieldTypes: Dictionary(fieldTypes.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { $1 }))
         let parsed = try parser.parse()
         self.text = text
         self.type = parsed.type

@@ -10,13 +10,16 @@ struct FormulaParser {
     }
 
     private let tokens: [FormulaToken]
+    /// Types of fields known before any record is read (by lower-cased name).
+    private let fieldTypes: [String: FormulaType]
     private var position = 0
     /// Nesting depth, bounded so a hostile formula cannot exhaust the stack.
     private var depth = 0
     static let maximumDepth = 200
 
-    init(_ text: String) throws(FormulaSyntaxError) {
+    init(_ text: String, fieldTypes: [String: FormulaType] = [:]) throws(FormulaSyntaxError) {
         tokens = try FormulaLexer.tokens(text)
+        self.fieldTypes = fieldTypes
     }
 
     /// The whole formula; anything left after one expression is an error.
@@ -128,7 +131,7 @@ struct FormulaParser {
             }
             let parts = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
             guard !parts.contains(where: \.isEmpty) else { throw FormulaSyntaxError(column: token.column, "\(name) is not a field name") }
-            return Typed(node: .field(name, parts), type: .any, column: token.column)
+            return Typed(node: .field(name, parts), type: fieldTypes[name.lowercased()] ?? .any, column: token.column)
         default:
             position -= 1
             throw unexpected(token)

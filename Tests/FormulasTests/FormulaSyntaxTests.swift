@@ -38,6 +38,14 @@ import Testing
         #expect(throws: FormulaSyntaxError.self) { try Formula(calls) }
     }
 
+    @Test func knownFieldTypesAreChecked() throws {
+        #expect(throws: FormulaSyntaxError(column: 7, "UPPER expects text for argument 1, not number")) {
+            try Formula("UPPER(size)", fieldTypes: ["Size": .number])
+        }
+        #expect(try Formula("Size * 2", fieldTypes: ["Size": .number]).type == .number)
+        #expect(try Formula("Born + 30", fieldTypes: ["Born": .date]).type == .date)
+    }
+
     @Test func staticTypesAreKnownWhereTheyCanBe() throws {
         #expect(try Formula("LEN(Name) > 40").type == .boolean)
         #expect(try Formula("LOWER(Email)").type == .text)

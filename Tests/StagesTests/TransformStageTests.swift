@@ -193,7 +193,7 @@ import Testing
         let errors = loadErrors("""
             { "stages": [ { "id": "legacy", "type": "extract.csv", "file": "legacy.csv" },
                           { "id": "shape", "type": "transform", "from": "legacy",
-                            "set": { "Email": "LOWR(TRIM(Email))", "Size": "LEN(1, 2)", "Bad": 3 },
+                            "set": { "Email": "LOWR(TRIM(Email))", "Size": "LEN(1, 2)", "Bad": 3, "Len": "LEN(Name)", "Up": "UPPER(Len)" },
                             "where": "LEN(Name)", "reject": [ { "when": "TODAY() > ", "reason": "r" }, { "when": "TRUE" } ],
                             "map": { "A": { "values": { "x": "y" }, "otherwise": "UPPER(" }, "B": { "file": "missing.csv", "key": "k", "value": "v" },
                                      "C": { "file": "dupes.csv", "key": "legacy", "value": "nope" }, "D": { "file": "dupes.csv", "key": "legacy", "value": "iso2" },
@@ -204,6 +204,7 @@ import Testing
             "stages[1].set.Email: column 1: unknown function LOWR",
             "stages[1].set.Size: column 1: LEN takes 1 argument, not 2",
             "stages[1].set.Bad: must be a formula string",
+            "stages[1].set.Up: column 7: UPPER expects text for argument 1, not number",
             "stages[1].where: must be a condition (true or false), not a number formula",
             "stages[1].reject[0].when: column 11: the formula ends too soon",
             "stages[1].reject[1]: must be {\"when\": formula, \"reason\": text}",

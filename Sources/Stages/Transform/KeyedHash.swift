@@ -22,7 +22,9 @@ struct KeyedHash: Sendable {
 
     /// The 64-bit hash of `tag` and `value` (the tag keeps kinds of masking apart).
     func hash(_ tag: String, _ value: String) -> UInt64 {
-        var bytes = Array(tag.utf8)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(tag.utf8.count + 1 + value.utf8.count)
+        bytes.append(contentsOf: tag.utf8)
         bytes.append(0)
         bytes.append(contentsOf: value.utf8)
         return sipHash(bytes)

@@ -24,17 +24,22 @@ public struct TransformStage: Stage {
         for (field, value) in settings.object("map") ?? JSONObject() {
             if let map = ValueMap(field: field, settings: value, stage: settings) { transformer.maps.append(map) }
         }
+        // A field an earlier formula set has that formula's type for the formulas after it.
+        var known: [String: FormulaType] = [:]
         for (field, value) in settings.object("set") ?? JSONObject() {
             guard let text = value.stringValue else {
                 settings.report("set.\(field)", "must be a formula string (text constants in quotes: \"\\\"Legacy\\\"\")")
                 continue
             }
-            if let formula = Self.formula(text, at: "set.\(field)", settings) { transformer.sets.append((field, formula)) }
+            if let formula = Self.formula(text, at: "set.\(field)", settings, fieldTypes: known) {
+                transformer.sets.append((field, formula))
+                known[field] = formula.type
+            }
         }
         if let text = settings.string("where") {
-            transformer.condition = Self.formula(text, at: "where", settings, condition: true)
+            transformer.condition = Self.formula(text, at: "where", settings, condition: true, fieldTypes: known)
         }
-        transformer.rejectRules = Self.rejectRules(settings)
+        transformer.rejectRules = Self.rejectRules(settings, fieldTypes: known)
         (transformer.masks, transformer.masker) = Self.masking(settings)
         let drop = settings.strings("drop")
         let keep = settings.strings("keep")
@@ -46,9 +51,10 @@ public struct TransformStage: Stage {
     }
 
     /// Compiles a formula, reporting `path: column N: …`; a condition must give a boolean.
-    static func formula(_ text: String, at path: String, _ settings: StageSettings, condition: Bool = false) -> Formula? {
+    static func formula(_ text: String, at path: String, _ settings: StageSettings, condition: Bool = false,
+                        fieldTypes: [String: FormulaType] = [:]) -> Formula? {
         do throws(FormulaSyntaxError) {
-            let formula = try Formula(text)
+            let formula = try Formula(text, fieldTypes: fieldTypes)
             if condition, formula.type != .boolean, formula.type != .any {
                 settings.report(path, "must be a condition (true or false), not a \(formula.type) formula")
                 return nil
@@ -60,7 +66,7 @@ public struct TransformStage: Stage {
         }
     }
 
-    private static func rejectRules(_ settings: StageSettings) -> [RecordTransformer.RejectRule] {
+    private static func rejectRules(_ settings: StageSettings, fieldTypes: [String: FormulaType]) -> [RecordTransformer.RejectRule] {
         guard let value = settings.value("reject") else { return [] }
         guard let array = value.arrayValue else {
             settings.report("reject", "must be an array of {\"when\": formula, \"reason\": text}")
@@ -74,7 +80,9 @@ public struct TransformStage: Stage {
                 continue
             }
             for key in object.keys where key != "when" && key != "reason" { settings.report("\(path).\(key)", "unknown key; expected when, reason") }
-            if let formula = formula(when, at: "\(path).when", settings, condition: true) { rules.append(.init(condition: formula, reason: reason)) }
+            if let formula = formula(when, at: "\(path).when", settings, condition: true, fieldTypes: fieldTypes) {
+                rules.append(.init(condition: formula, reason: reason))
+            }
         }
         return rules
     }
@@ -106,19 +114,25 @@ public struct TransformStage: Stage {
         for try await batch in context.inputBatches(batchSize: 5000, firstBatchSize: 1000) {
             var output: [JSONValue] = []
             output.reserveCapacity(batch.count)
+            // Counted per object once a batch, not once a record.
+            var counts: [String: (read: Int, filtered: Int)] = [:]
             for value in batch {
                 position += 1
                 guard case .object(let record) = value else { continue }
                 let object = Self.objectName(record, transformer.sobjectType)
-                result.add(StageCounts.read, object: object)
+                counts[object, default: (0, 0)].read += 1
                 switch transformer.apply(record, now: now) {
                 case .record(let transformed): output.append(.object(transformed))
-                case .filtered: result.add(StageCounts.filtered, object: object)
+                case .filtered: counts[object, default: (0, 0)].filtered += 1
                 case .rejected(let reason):
                     result.add(StageCounts.rejected, object: object)
                     try rejects.add(line: RejectsWriter.line(of: record, position: position), reason: reason,
                                     raw: Self.raw(record))
                 }
+            }
+            for (object, count) in counts {
+                result.add(StageCounts.read, count.read, object: object)
+                if count.filtered > 0 { result.add(StageCounts.filtered, count.filtered, object: object) }
             }
             try await context.emit(output)
             meter.advance(to: Int64(position))

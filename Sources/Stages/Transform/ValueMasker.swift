@@ -111,17 +111,19 @@ struct ValueMasker: Sendable {
         return String(text[..<separator]) + sameLayout(String(text[separator...]), h, letters: false)
     }
 
-    /// Plain words of exactly `count` characters.
+    /// Plain words of exactly `count` characters, the first capitalised (the words are ASCII).
     private static func words(count: Int, _ h: UInt64) -> String {
         var stream = Stream(state: h)
-        var output = ""
-        while output.count < count {
-            if !output.isEmpty { output += " " }
-            output += MaskWords.loremWords[Int(stream.next() % UInt64(MaskWords.loremWords.count))]
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(count + 10)
+        while bytes.count < count {
+            if !bytes.isEmpty { bytes.append(UInt8(ascii: " ")) }
+            bytes.append(contentsOf: MaskWords.loremWords[Int(stream.next() % UInt64(MaskWords.loremWords.count))].utf8)
         }
-        output = String(output.prefix(count))
-        if output.hasSuffix(" ") { output = String(output.dropLast()) + "x" }
-        return output.prefix(1).uppercased() + output.dropFirst()
+        bytes.removeLast(bytes.count - count)
+        if bytes.last == UInt8(ascii: " ") { bytes[bytes.count - 1] = UInt8(ascii: "x") }
+        if let first = bytes.first, first >= UInt8(ascii: "a"), first <= UInt8(ascii: "z") { bytes[0] = first - 32 }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// A date (or date/time) moved by up to a year either way, in its own format; text that is not
