@@ -97,7 +97,7 @@ import Testing
         #expect(result.exitCode == 2)
         let lines = result.stderr.split(separator: "\n").map(String.init)
         #expect(lines.contains("error: \(file): stagez: unknown key; expected one of description, dryRun, name, org, soups, stages, store, syncs"))
-        #expect(lines.contains("error: \(file): stages[0].type: unknown stage type \"extract.nothing\"; known types: cleanGhosts, extract.csv, extract.soql, extract.xml, markDirty, report, resync, stage, syncDown, syncUp"))
+        #expect(lines.contains("error: \(file): stages[0].type: unknown stage type \"extract.nothing\"; known types: cleanGhosts, extract.csv, extract.soql, extract.xml, markDirty, report, resync, stage, syncDown, syncUp, transform"))
         #expect(lines.contains("error: \(file): stages[1].id: duplicate stage id \"a\" (also stages[0])"))
         #expect(lines.contains("error: \(file): stages[2].after[0]: no stage with id \"ghost\"; known ids: a, c"))
         #expect(lines.contains("error: \(file): stages[2].dir: variable ${UNSET_VARIABLE_X} is not set (use --var UNSET_VARIABLE_X=…, --var-file, or the environment)"))

@@ -77,6 +77,47 @@ import Testing
         #expect(lines[3].contains(#"""Surname"":""Long"""#), "the raw record is the one read, before the transform")
     }
 
+    /// Every kind of step on the shipped bulk-load contacts (4,950 rows): the counts add up and
+    /// each step shows in every record that passed.
+    @Test func everyKindOfStepOnTheShippedSamples() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let samples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("samples/bulk").path
+        _ = try write("title,full\nCEO,Chief Executive Officer\nCFO,Chief Financial Officer\nCTO,Chief Technology Officer\n", to: "titles.csv", in: directory)
+        let pipeline = try loadPipeline("""
+            { "stages": [ { "id": "contacts", "type": "extract.csv", "file": "\(samples)/contacts.csv" },
+                          { "id": "shape", "type": "transform", "from": "contacts", "sobjectType": "Contact",
+                            "rename": { "Title": "JobTitle", "AccountExternalId": "AccountKey" },
+                            "map": { "JobTitle": { "file": "titles.csv", "key": "title", "value": "full" },
+                                     "AccountKey": { "values": { "ACC-0*([0-9]+)": "A$1" }, "regex": true } },
+                            "set": { "Department": "IF(ISBLANK(JobTitle), 'Unknown', IF(BEGINS(JobTitle, 'Chief'), 'Executive', 'Staff'))",
+                                     "Email": "LOWER(TRIM(Email))", "Initials": "LEFT(FirstName, 1) & LEFT(LastName, 1)",
+                                     "Domain": "MID(Email, FIND('@', Email) + 1, 80)" },
+                            "where": "NOT(ISBLANK(LastName))",
+                            "reject": [ { "when": "NOT(CONTAINS(Domain, '.'))", "reason": "an e-mail without a domain" } ],
+                            "mask": { "FirstName": "firstName", "LastName": "lastName", "Email": "email", "Phone": "phone" },
+                            "maskSeed": "${SEED}",
+                            "drop": ["LegacyId"] } ] }
+            """, in: directory, variables: ["SEED": "samples-seed"])
+        let outcome = try await PipelineRunner(pipeline: pipeline, observer: RecordingObserver()).run()
+        let counts = try #require(outcome.report.stages.first { $0.id == "shape" }?.counts)
+        #expect(counts == ["read": 4_950, "filtered": 1, "rejected": 1], "no LastName on one row, m.garcia@ on another")
+        let records = try await SoupStore.openForReading(path: pipeline.store).datasetRecords("shape", limit: 10_000).compactMap(\.record.objectValue)
+        #expect(records.count == 4_948)
+        let rejects = try String(contentsOfFile: outcome.report.reportDir + "/rejects/shape.csv", encoding: .utf8)
+        #expect(rejects.contains("\r\n482,an e-mail without a domain,"), "contacts.csv line 482: \(rejects)")
+        for record in records {
+            #expect(record["attributes"]?["type"] == "Contact" && record["LegacyId"] == nil && record["Title"] == nil)
+            #expect(record["AccountKey"]?.stringValue?.hasPrefix("A") == true && record["AccountKey"]?.stringValue?.contains("ACC") == false)
+            #expect(record["Email"]?.stringValue?.contains("@example.") == true && record["Domain"]?.stringValue?.hasSuffix(".example.com") == true)
+            #expect(["Executive", "Staff", "Unknown"].contains(record["Department"]?.stringValue ?? ""))
+            #expect(!["CEO", "CFO", "CTO"].contains(record["JobTitle"]?.stringValue ?? ""))
+        }
+        let first = try #require(records.first)
+        #expect(first["FirstName"] != "Noah" && first["Initials"] == "NM", "masked after the formulas read the names")
+    }
+
     @Test func stepsSeeWhatEarlierStepsDid() async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
