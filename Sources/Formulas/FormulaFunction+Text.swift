@@ -41,7 +41,7 @@ extension FormulaFunction {
             let start = arguments.count > 2 ? try count(arguments[2], "FIND") : 1
             guard !search.isEmpty, start >= 1, start <= text.count else { return .number(0) }
             let characters = Array(text), wanted = Array(search)
-            guard wanted.count <= characters.count else { return .number(0) }
+            guard start - 1 + wanted.count <= characters.count else { return .number(0) }
             for offset in (start - 1)...(characters.count - wanted.count) where characters[offset..<offset + wanted.count].elementsEqual(wanted) {
                 return .number(Double(offset + 1))
             }
@@ -66,10 +66,14 @@ extension FormulaFunction {
         return max(0, Int(number))
     }
 
+    /// The longest text a pad may make: a long text area's size in the org.
+    static let maximumPadding = 131_072
+
     /// `LPAD` / `RPAD`: pads with `pad_string` (default a space) to the length, or cuts the text to it.
     private static func pad(_ arguments: [FormulaValue], _ function: String, _ join: (String, String) -> String) throws(FormulaEvaluationError) -> FormulaValue {
         let text = arguments[0].text
         let length = try count(arguments[1], function)
+        guard length <= maximumPadding else { throw FormulaEvaluationError("\(function): \(length) is longer than \(maximumPadding) characters") }
         guard text.count < length else { return textResult(String(text.prefix(length))) }
         let padding = arguments.count > 2 ? arguments[2].text : " "
         guard !padding.isEmpty else { return textResult(text) }

@@ -46,6 +46,7 @@ struct FormulaLexer {
                 guard literal.filter({ $0 == "." }).count <= 1, let value = Double(literal) else {
                     throw FormulaSyntaxError(column: column, "\(literal) is not a number")
                 }
+                guard value.isFinite, value < 1e18 else { throw FormulaSyntaxError(column: column, "\(literal.prefix(30)) is too large a number") }
                 tokens.append(FormulaToken(kind: .number(value), column: column))
                 index = end
                 continue

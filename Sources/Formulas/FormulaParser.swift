@@ -7,6 +7,8 @@ struct FormulaParser {
         var node: FormulaNode
         var type: FormulaType
         var column: Int
+        /// The height of the tree below (1 for a literal or a field): the evaluator recurses that deep.
+        var height = 1
     }
 
     private let tokens: [FormulaToken]
@@ -16,6 +18,8 @@ struct FormulaParser {
     /// Nesting depth, bounded so a hostile formula cannot exhaust the stack.
     private var depth = 0
     static let maximumDepth = 200
+    /// The tallest tree evaluated (`1 + 1 + … + 1` builds one without nesting parentheses).
+    static let maximumHeight = 1000
 
     init(_ text: String, fieldTypes: [String: FormulaType] = [:]) throws(FormulaSyntaxError) {
         tokens = try FormulaLexer.tokens(text)
@@ -76,6 +80,9 @@ struct FormulaParser {
             position += 1
             let right = try parseLevel(level + 1)
             left = try FormulaTypes.binary(op, left, right)
+            if left.height > Self.maximumHeight {
+                throw FormulaSyntaxError(column: right.column, "the formula is too long a chain of operators (over \(Self.maximumHeight))")
+            }
         }
         return left
     }
@@ -89,10 +96,10 @@ struct FormulaParser {
         let operand = try parseUnary()
         if symbol == "!" {
             try FormulaTypes.require(operand, .boolean, "! (NOT)")
-            return Typed(node: .not(operand.node), type: .boolean, column: token.column)
+            return Typed(node: .not(operand.node), type: .boolean, column: token.column, height: operand.height + 1)
         }
         try FormulaTypes.require(operand, .number, "unary \(symbol)")
-        return Typed(node: symbol == "-" ? .negate(operand.node) : operand.node, type: .number, column: token.column)
+        return Typed(node: symbol == "-" ? .negate(operand.node) : operand.node, type: .number, column: token.column, height: operand.height + 1)
     }
 
     private mutating func parsePower() throws(FormulaSyntaxError) -> Typed {

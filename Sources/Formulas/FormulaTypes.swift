@@ -33,7 +33,8 @@ enum FormulaTypes {
             }
             type = .boolean
         }
-        return Typed(node: .binary(op, left.node, right.node, textual: textual), type: type, column: left.column)
+        return Typed(node: .binary(op, left.node, right.node, textual: textual), type: type, column: left.column,
+                     height: max(left.height, right.height) + 1)
     }
 
     /// `+` and `-`: numbers, a date or date/time moved by days, the days between two dates, and
@@ -85,9 +86,11 @@ enum FormulaTypes {
             } else {
                 compiled = FormulaRegex(compiled: nil, pattern: pattern.node)
             }
-            return Typed(node: .regex(arguments[0].node, compiled), type: .boolean, column: column)
+            return Typed(node: .regex(arguments[0].node, compiled), type: .boolean, column: column,
+                         height: max(arguments[0].height, pattern.height) + 1)
         }
-        return Typed(node: .call(function, arguments.map(\.node)), type: function.result(types), column: column)
+        return Typed(node: .call(function, arguments.map(\.node)), type: function.result(types), column: column,
+                     height: (arguments.map(\.height).max() ?? 0) + 1)
     }
 
     /// The type two branches share (`IF`, `CASE`, `BLANKVALUE`): the known one when they agree

@@ -63,7 +63,7 @@ import Testing
         ("ISPICKVAL(Nothing, \"\")", .boolean(true)),
         // Text
         ("TEXT(1234.5)", .text("1234.5")), ("TEXT(200000)", .text("200000")), ("TEXT(0.5)", .text("0.5")), ("TEXT(Nothing)", .blank),
-        ("TEXT(100000000000000000000)", .text("100000000000000000000")), ("TEXT(0.00000015)", .text("0.00000015")),
+        ("TEXT(1000000000 * 100000000000)", .text("100000000000000000000")), ("TEXT(0.00000015)", .text("0.00000015")),
         ("VALUE(\"12.50\")", .number(12.5)), ("VALUE(Nothing)", .blank), ("VALUE(\"-3\") * 2", .number(-6)),
         ("UPPER(\"abc\")", .text("ABC")), ("LOWER(\"Mixed Case\")", .text("mixed case")), ("UPPER(Nothing)", .blank),
         ("TRIM(Name)", .text("Acme Corp")), ("TRIM(\"\\t x \\t\")", .text("x")), ("TRIM(\"   \")", .blank),
@@ -77,7 +77,7 @@ import Testing
         ("CONTAINS(\"abc\", \"\")", .boolean(true)), ("CONTAINS(Nothing, \"a\")", .boolean(false)),
         ("BEGINS(\"Salesforce\", \"Sales\")", .boolean(true)), ("BEGINS(\"Salesforce\", \"sales\")", .boolean(false)), ("BEGINS(\"abc\", Nothing)", .boolean(true)),
         ("FIND(\"force\", \"Salesforce\")", .number(6)), ("FIND(\"E\", \"Salesforce\")", .number(0)), ("FIND(\"s\", \"Salesforce\", 4)", .number(5)),
-        ("FIND(\"s\", \"Salesforce\", 0)", .number(0)), ("FIND(\"s\", \"Salesforce\", 11)", .number(0)), ("FIND(\"a\", Nothing)", .number(0)),
+        ("FIND(\"s\", \"Salesforce\", 0)", .number(0)), ("FIND(\"abc\", \"abcd\", 3)", .number(0)), ("FIND(\"cd\", \"abcd\", 3)", .number(3)), ("FIND(\"s\", \"Salesforce\", 11)", .number(0)), ("FIND(\"a\", Nothing)", .number(0)),
         ("REGEX(\"ab12\", \"[a-z]+[0-9]+\")", .boolean(true)), ("REGEX(\"xab12 \", \"[a-z]+[0-9]+\")", .boolean(false)),
         ("REGEX(\"999-99-9999\", \"[0-9]{3}-[0-9]{2}-[0-9]{4}\")", .boolean(true)), ("REGEX(Code, Code)", .boolean(true)),
         ("LPAD(\"7\", 3, \"0\")", .text("007")), ("LPAD(\"mycompany.com\", 2)", .text("my")), ("LPAD(\"ab\", 5)", .text("   ab")),
@@ -105,7 +105,7 @@ import Testing
         ("DATE(2024, 4, 31)", "not a date"), ("1 / 0", "division by zero"), ("MOD(1, 0)", "MOD: division by zero"),
         ("SQRT(-1)", "negative"), ("DATEVALUE(\"31/12/2024\")", "DATEVALUE: \"31/12/2024\" is not a date"),
         ("Name * 2", "is not a number"), ("Account * 2", "Account is object"), ("REGEX(Code, \"[\" & Code)", "not a regular expression"),
-        ("10 ^ 400", "not a finite number"), ("YEAR(Name)", "YEAR: \"  Acme Corp  \" is not a date"),
+        ("10 ^ 400", "not a finite number"), ("LPAD(\"x\", 999999999)", "LPAD: 999999999 is longer than 131072"), ("YEAR(Name)", "YEAR: \"  Acme Corp  \" is not a date"),
     ]
 
     @Test(arguments: failures)

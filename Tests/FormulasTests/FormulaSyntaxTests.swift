@@ -1,4 +1,5 @@
 import Formulas
+import Foundation
 import Testing
 
 /// Formulas refused when compiled — what `pipeline validate` reports, with the column.
@@ -31,11 +32,16 @@ import Testing
         }
     }
 
-    @Test func deepNestingIsRefusedNotAStackOverflow() {
+    @Test func deepNestingIsRefusedNotAStackOverflow() throws {
         let deep = String(repeating: "(", count: 100_000) + "1" + String(repeating: ")", count: 100_000)
         #expect(throws: FormulaSyntaxError.self) { try Formula(deep) }
         let calls = String(repeating: "ABS(", count: 50_000) + "1" + String(repeating: ")", count: 50_000)
         #expect(throws: FormulaSyntaxError.self) { try Formula(calls) }
+        // A flat chain nests no parentheses but builds as tall a tree: refused past 1,000.
+        let chain = Array(repeating: "1", count: 100_000).joined(separator: " + ")
+        #expect(throws: FormulaSyntaxError.self) { try Formula(chain) }
+        #expect(try Formula(Array(repeating: "1", count: 900).joined(separator: " + ")).evaluate([:], now: Date()) == .number(900))
+        #expect(throws: FormulaSyntaxError.self) { try Formula(String(repeating: "9", count: 400)) }
     }
 
     @Test func knownFieldTypesAreChecked() throws {
