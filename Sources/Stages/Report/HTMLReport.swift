@@ -10,7 +10,7 @@ struct HTMLReport {
     /// Bar colours per outcome.
     static let colours: [String: String] = [
         StageCounts.created: "#2e7d32", StageCounts.updated: "#1565c0", StageCounts.deleted: "#616161",
-        StageCounts.ghostsRemoved: "#8d6e63", StageCounts.unchanged: "#b0bec5", StageCounts.read: "#4db6ac",
+        StageCounts.ghostsRemoved: "#8d6e63", StageCounts.unchanged: "#b0bec5", StageCounts.read: "#4db6ac", StageCounts.filtered: "#90a4ae",
         StageCounts.conflicts: "#f9a825", StageCounts.failed: "#c62828", StageCounts.rejected: "#ef6c00",
         StageCounts.uncertain: "#6a1b9a",
     ]

@@ -22,7 +22,7 @@ struct ReportSummary {
 
     /// Outcomes in the order bars stack them: changes first, then the problems.
     static let outcomeOrder = [StageCounts.created, StageCounts.updated, StageCounts.deleted, StageCounts.ghostsRemoved,
-                               StageCounts.unchanged, StageCounts.read, StageCounts.conflicts, StageCounts.failed,
+                               StageCounts.unchanged, StageCounts.read, StageCounts.filtered, StageCounts.conflicts, StageCounts.failed,
                                StageCounts.rejected, StageCounts.uncertain]
     static let problems = Set(StageCounts.problems)
 

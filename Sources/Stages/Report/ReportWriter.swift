@@ -42,7 +42,7 @@ public struct ReportWriter: Sendable {
 
     /// Every count key used by any stage, in a fixed order (created, updated, …).
     static func countColumns(_ report: RunReport) -> [String] {
-        let order = [StageCounts.read, StageCounts.created, StageCounts.updated, StageCounts.deleted, StageCounts.unchanged,
+        let order = [StageCounts.read, StageCounts.filtered, StageCounts.created, StageCounts.updated, StageCounts.deleted, StageCounts.unchanged,
                      StageCounts.conflicts, StageCounts.failed, StageCounts.rejected, StageCounts.uncertain, StageCounts.ghostsRemoved]
         let used = Set(report.stages.flatMap { $0.counts.keys })
         return order.filter(used.contains) + used.subtracting(order).sorted()
