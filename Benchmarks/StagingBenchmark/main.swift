@@ -28,6 +28,13 @@ while let argument = arguments.next() {
     }
 }
 
+/// CPU seconds (user + system) this process has used so far.
+func cpuSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+}
+
 /// Peak resident set size of this process so far, in MB.
 func peakMegabytes() -> Double {
     var usage = rusage()
@@ -118,13 +125,17 @@ var plainTimes: [Double] = []
 var transformTimes: [Double] = []
 for round in 1...2 {
     for name in ["plain", "transform"] { try? FileManager.default.removeItem(atPath: folder + "/\(name).sqlite") }
+    let cpuBefore = cpuSeconds()
     let (plain, plainSeconds) = try await runPipeline("plain", csvStages)
+    let cpuBetween = cpuSeconds()
     let (shaped, shapedSeconds) = try await runPipeline("transform", transformStages)
+    let (plainCPU, shapedCPU) = (cpuBetween - cpuBefore, cpuSeconds() - cpuBetween)
     plainTimes.append(plainSeconds)
     transformTimes.append(shapedSeconds)
     let created = shaped.report.stages.last?.counts["created"] ?? 0
-    print(String(format: "  round %d: plain %.1f s, through a transform %.1f s (%.2f×); peak RSS %.0f MB (exit %d/%d, created %d)",
-                 round, plainSeconds, shapedSeconds, shapedSeconds / plainSeconds, peakMegabytes(), plain.exitCode, shaped.exitCode, created))
+    print(String(format: "  round %d: plain %.1f s (%.1f s CPU), through a transform %.1f s (%.1f s CPU): %.2f×; peak RSS %.0f MB (exit %d/%d, created %d)",
+                 round, plainSeconds, plainCPU, shapedSeconds, shapedCPU, shapedSeconds / plainSeconds, peakMegabytes(),
+                 plain.exitCode, shaped.exitCode, created))
     for stage in shaped.report.stages {
         print(String(format: "    %@: %.1f s", stage.id, Double(stage.durationMs) / 1000))
     }

@@ -93,6 +93,13 @@ final class RawStatement {
         }
     }
 
+    /// Runs the statement with `text` bound at `index` in place (it must stay valid for the call).
+    func execute(bindingText text: UnsafeBufferPointer<UInt8>, at index: Int32) throws {
+        bindText(text, at: index, inPlace: true)
+        defer { sqlite3_bind_null(statement, index) }
+        try execute()
+    }
+
     /// Runs the statement to completion and resets it for the next bindings.
     func execute() throws {
         defer { sqlite3_reset(statement) }

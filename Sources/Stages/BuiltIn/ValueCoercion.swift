@@ -13,8 +13,16 @@ struct ValueCoercion: Sendable {
     let timeZone: TimeZone
 
     /// The value, or why it does not convert.
+    /// Whether `text` may start or end with white space (Foundation's trim, bridged through
+    /// NSString, cost more than the conversion itself on every cell of a typed column).
+    static func needsTrimming(_ text: String) -> Bool {
+        guard let first = text.utf8.first, let last = text.utf8.last else { return false }
+        let plain: (UInt8) -> Bool = { $0 > 0x20 && $0 < 0x80 }
+        return !(plain(first) && plain(last))
+    }
+
     func convert(_ text: String) -> Result<JSONValue, CoercionFailure> {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = Self.needsTrimming(text) ? text.trimmingCharacters(in: .whitespaces) : text
         switch kind {
         case .string:
             return .success(.string(text))

@@ -20,41 +20,59 @@ struct KeyedHash: Sendable {
         self.k1 = k1
     }
 
-    /// The 64-bit hash of `tag` and `value` (the tag keeps kinds of masking apart).
+    /// The 64-bit hash of `tag`, a zero byte and `value` (the tag keeps kinds of masking apart),
+    /// fed byte by byte: no buffer is made.
     func hash(_ tag: String, _ value: String) -> UInt64 {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(tag.utf8.count + 1 + value.utf8.count)
-        bytes.append(contentsOf: tag.utf8)
-        bytes.append(0)
-        bytes.append(contentsOf: value.utf8)
-        return sipHash(bytes)
+        var state = State(k0: k0, k1: k1)
+        for byte in tag.utf8 { state.add(byte) }
+        state.add(0)
+        for byte in value.utf8 { state.add(byte) }
+        return state.finish()
     }
 
+    /// The SipHash of `bytes`.
     func sipHash(_ bytes: [UInt8]) -> UInt64 {
-        var v0: UInt64 = 0x736f6d6570736575 ^ k0
-        var v1: UInt64 = 0x646f72616e646f6d ^ k1
-        var v2: UInt64 = 0x6c7967656e657261 ^ k0
-        var v3: UInt64 = 0x7465646279746573 ^ k1
-        func round() {
+        var state = State(k0: k0, k1: k1)
+        for byte in bytes { state.add(byte) }
+        return state.finish()
+    }
+
+    /// SipHash-2-4 over bytes as they come.
+    private struct State {
+        var v0, v1, v2, v3: UInt64
+        var word: UInt64 = 0
+        var count: UInt64 = 0
+
+        init(k0: UInt64, k1: UInt64) {
+            v0 = 0x736f6d6570736575 ^ k0
+            v1 = 0x646f72616e646f6d ^ k1
+            v2 = 0x6c7967656e657261 ^ k0
+            v3 = 0x7465646279746573 ^ k1
+        }
+
+        mutating func round() {
             v0 &+= v1; v1 = v1.rotatedLeft(13); v1 ^= v0; v0 = v0.rotatedLeft(32)
             v2 &+= v3; v3 = v3.rotatedLeft(16); v3 ^= v2
             v0 &+= v3; v3 = v3.rotatedLeft(21); v3 ^= v0
             v2 &+= v1; v1 = v1.rotatedLeft(17); v1 ^= v2; v2 = v2.rotatedLeft(32)
         }
-        let whole = bytes.count / 8 * 8
-        var index = 0
-        while index < whole {
-            var m: UInt64 = 0
-            for offset in 0..<8 { m |= UInt64(bytes[index + offset]) << (8 * UInt64(offset)) }
-            v3 ^= m; round(); round(); v0 ^= m
-            index += 8
+
+        mutating func add(_ byte: UInt8) {
+            word |= UInt64(byte) << (8 * (count & 7))
+            count &+= 1
+            if count & 7 == 0 {
+                v3 ^= word; round(); round(); v0 ^= word
+                word = 0
+            }
         }
-        var last = UInt64(bytes.count & 0xff) << 56
-        for offset in 0..<(bytes.count - whole) { last |= UInt64(bytes[whole + offset]) << (8 * UInt64(offset)) }
-        v3 ^= last; round(); round(); v0 ^= last
-        v2 ^= 0xff
-        round(); round(); round(); round()
-        return v0 ^ v1 ^ v2 ^ v3
+
+        mutating func finish() -> UInt64 {
+            let last = word | ((count & 0xff) << 56)
+            v3 ^= last; round(); round(); v0 ^= last
+            v2 ^= 0xff
+            round(); round(); round(); round()
+            return v0 ^ v1 ^ v2 ^ v3
+        }
     }
 }
 

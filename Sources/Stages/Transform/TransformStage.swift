@@ -111,6 +111,7 @@ public struct TransformStage: Stage {
         let now = Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
         var position = 0
         var meter = context.progress.meter(unit: "records")
+        var writing: Task<Void, Error>?
         for try await batch in context.inputBatches(batchSize: 5000, firstBatchSize: 1000) {
             var output: [JSONValue] = []
             output.reserveCapacity(batch.count)
@@ -134,10 +135,13 @@ public struct TransformStage: Stage {
                 result.add(StageCounts.read, count.read, object: object)
                 if count.filtered > 0 { result.add(StageCounts.filtered, count.filtered, object: object) }
             }
-            try await context.emit(output)
+            // Written (serialized and stored) while the next batch is transformed, in order.
+            try await writing?.value
+            writing = Task { [output] in try await context.emit(output) }
             meter.advance(to: Int64(position))
             if context.shouldStop { break }
         }
+        try await writing?.value
         try rejects.close()
         return result
     }

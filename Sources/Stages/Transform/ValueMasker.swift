@@ -34,7 +34,7 @@ struct ValueMasker: Sendable {
         case .bool, .array, .object: return kind == .hash ? .string(hmac(value.jsonString)) : .null
         }
         if text.isEmpty { return value }
-        let masked = mask(text, as: kind)
+        let masked = fake(text, as: kind)
         switch value {
         case .integer: return Int64(masked).map(JSONValue.integer) ?? .string(masked)
         case .double: return Double(masked).map(JSONValue.double) ?? .string(masked)
@@ -42,7 +42,8 @@ struct ValueMasker: Sendable {
         }
     }
 
-    func mask(_ text: String, as kind: Kind) -> String {
+    /// The fake value of a non-empty text.
+    private func fake(_ text: String, as kind: Kind) -> String {
         let h = keyed.hash(kind.rawValue, text)
         switch kind {
         case .firstName: return pick(MaskWords.firstNames, h)
