@@ -35,6 +35,6 @@ public struct Formula: Sendable {
 
     /// Whether the formula's result is true (blank is false); for conditions (`where`, `reject`).
     public func holds(in environment: FormulaEnvironment) throws(FormulaEvaluationError) -> Bool {
-        FormulaFunction.truth(try evaluate(in: environment).converted(to: .boolean))
+        try FormulaEvaluator.holds(root, environment)
     }
 }

@@ -13,15 +13,15 @@ enum FormulaEvaluator {
             guard case .number(let number) = value else { return .blank }
             return .number(-number)
         case .not(let operand):
-            return .boolean(!FormulaFunction.truth(try evaluate(operand, environment).converted(to: .boolean)))
+            return .boolean(!(try holds(operand, environment)))
         case .binary(let op, let left, let right, let textual):
             switch op {
             case .and:
-                guard FormulaFunction.truth(try evaluate(left, environment).converted(to: .boolean)) else { return .boolean(false) }
-                return .boolean(FormulaFunction.truth(try evaluate(right, environment).converted(to: .boolean)))
+                guard try holds(left, environment) else { return .boolean(false) }
+                return .boolean(try holds(right, environment))
             case .or:
-                if FormulaFunction.truth(try evaluate(left, environment).converted(to: .boolean)) { return .boolean(true) }
-                return .boolean(FormulaFunction.truth(try evaluate(right, environment).converted(to: .boolean)))
+                if try holds(left, environment) { return .boolean(true) }
+                return .boolean(try holds(right, environment))
             default:
                 return try FormulaOperations.apply(op, try evaluate(left, environment), try evaluate(right, environment), textual: textual)
             }
@@ -49,22 +49,19 @@ enum FormulaEvaluator {
                 }
             }
         case .regex(let textNode, let regex):
-            let text = try evaluate(textNode, environment).text
-            if let compiled = regex.compiled { return .boolean(FormulaRegex.wholeMatch(compiled, text)) }
-            let pattern = try evaluate(regex.pattern!, environment).text
-            do {
-                return .boolean(FormulaRegex.wholeMatch(try FormulaRegex.compile(pattern), text))
-            } catch {
-                throw FormulaEvaluationError("REGEX: \(quoted(pattern)) is not a regular expression")
-            }
+            return .boolean(regex.matches(try evaluate(textNode, environment).text))
         }
+    }
+
+    /// Whether a condition holds: its value as a boolean, blank being false.
+    static func holds(_ node: FormulaNode, _ environment: FormulaEnvironment) throws(FormulaEvaluationError) -> Bool {
+        FormulaFunction.truth(try evaluate(node, environment).converted(to: .boolean))
     }
 
     private static func evaluate(_ special: FormulaFunction.Special, _ arguments: [FormulaNode], _ environment: FormulaEnvironment) throws(FormulaEvaluationError) -> FormulaValue {
         switch special {
         case .if:
-            let condition = FormulaFunction.truth(try evaluate(arguments[0], environment).converted(to: .boolean))
-            return try evaluate(arguments[condition ? 1 : 2], environment)
+            return try evaluate(arguments[try holds(arguments[0], environment) ? 1 : 2], environment)
         case .case:
             let subject = try evaluate(arguments[0], environment)
             var index = 1
@@ -76,12 +73,12 @@ enum FormulaEvaluator {
             }
             return try evaluate(arguments[arguments.count - 1], environment)
         case .and:
-            for argument in arguments where !FormulaFunction.truth(try evaluate(argument, environment).converted(to: .boolean)) {
+            for argument in arguments where !(try holds(argument, environment)) {
                 return .boolean(false)
             }
             return .boolean(true)
         case .or:
-            for argument in arguments where FormulaFunction.truth(try evaluate(argument, environment).converted(to: .boolean)) {
+            for argument in arguments where try holds(argument, environment) {
                 return .boolean(true)
             }
             return .boolean(false)
@@ -90,28 +87,23 @@ enum FormulaEvaluator {
             return value.isBlank ? try evaluate(arguments[1], environment) : value
         case .isBlank:
             return .boolean(try evaluate(arguments[0], environment).isBlank)
-        case .regex:
-            preconditionFailure("REGEX is compiled into its own node")
         }
     }
 
     /// A field's value: the key as written (any case), else the path through nested objects
     /// (`Account.Name`). A missing field is blank.
     static func field(_ name: String, _ parts: [String], in record: JSONObject) throws(FormulaEvaluationError) -> FormulaValue {
-        if let value = lookup(name, in: record) {
-            do throws(FormulaEvaluationError) { return try FormulaValue(value) } catch { throw FormulaEvaluationError("\(name) \(error.message)") }
+        func value(_ json: JSONValue) throws(FormulaEvaluationError) -> FormulaValue {
+            do throws(FormulaEvaluationError) { return try FormulaValue(json) } catch { throw FormulaEvaluationError("\(name) \(error.message)") }
         }
+        if let json = lookup(name, in: record) { return try value(json) }
         guard parts.count > 1 else { return .blank }
         var object = record
-        for (index, part) in parts.enumerated() {
-            guard let value = lookup(part, in: object) else { return .blank }
-            if index == parts.count - 1 {
-                do throws(FormulaEvaluationError) { return try FormulaValue(value) } catch { throw FormulaEvaluationError("\(name) \(error.message)") }
-            }
-            guard case .object(let nested) = value else { return .blank }
+        for part in parts.dropLast() {
+            guard case .object(let nested)? = lookup(part, in: object) else { return .blank }
             object = nested
         }
-        return .blank
+        return try lookup(parts[parts.count - 1], in: object).map(value) ?? .blank
     }
 
     /// `record[name]`, else the first key equal to it ignoring case (field names are case-insensitive).

@@ -47,7 +47,16 @@ extension FormulaFunction {
             }
             return .number(0)
         },
-        FormulaFunction(name: "REGEX", arity: 2...2, parameters: [.text], result: { _ in .boolean }, implementation: .special(.regex)),
+        // A literal pattern is compiled once, by the parser (``FormulaNode/regex(_:_:)``); this
+        // body serves patterns computed per record.
+        eager("REGEX", 2...2, [.text], gives: .boolean) { arguments, _ in
+            let pattern = arguments[1].text
+            do {
+                return .boolean(try FormulaRegex(pattern).matches(arguments[0].text))
+            } catch {
+                throw FormulaEvaluationError("REGEX: \(quoted(pattern)) is not a regular expression")
+            }
+        },
         eager("LPAD", 2...3, [.text, .number, .text], gives: .text) { arguments, _ in
             try pad(arguments, "LPAD") { text, padding in padding + text }
         },

@@ -9,8 +9,6 @@ struct FormulaFunction: Sendable {
     /// Functions that evaluate only some of their arguments, done by the evaluator itself.
     enum Special: Sendable {
         case `if`, `case`, and, or, blankValue, isBlank
-        /// Compiled by the parser into ``FormulaNode/regex(_:_:)``.
-        case regex
     }
 
     enum Implementation: Sendable {

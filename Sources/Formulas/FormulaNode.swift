@@ -11,7 +11,7 @@ indirect enum FormulaNode: Sendable {
     case binary(FormulaOperator, FormulaNode, FormulaNode, textual: Bool)
     /// A function with arguments, each converted to the type the function takes before the call.
     case call(FormulaFunction, [FormulaNode])
-    /// `REGEX(text, pattern)` with the pattern compiled once, when it is a literal.
+    /// `REGEX(text, 'pattern')` with its literal pattern compiled once.
     case regex(FormulaNode, FormulaRegex)
 }
 
@@ -39,21 +39,16 @@ enum FormulaOperator: String, Sendable {
     }
 }
 
-/// A compiled regular expression (ICU syntax, close to Java's, which the org uses).
+/// A compiled regular expression (ICU syntax, close to Java's, which the org uses) that must
+/// match the whole text, as Java's `matches` does.
 struct FormulaRegex: @unchecked Sendable {
-    /// `nil` when the pattern is computed per record.
-    let compiled: NSRegularExpression?
-    let pattern: FormulaNode?
+    let expression: NSRegularExpression
 
-    /// Whether the whole of `text` matches `expression`.
-    static func wholeMatch(_ expression: NSRegularExpression, _ text: String) -> Bool {
-        let range = NSRange(text.startIndex..., in: text)
-        guard let match = expression.firstMatch(in: text, options: [.anchored], range: range) else { return false }
-        return match.range == range
+    init(_ pattern: String) throws {
+        expression = try NSRegularExpression(pattern: "(?:" + pattern + ")\\z", options: [])
     }
 
-    /// Compiles `pattern` so that it must match the whole text (as Java's `matches` does).
-    static func compile(_ pattern: String) throws -> NSRegularExpression {
-        try NSRegularExpression(pattern: "(?:" + pattern + ")\\z", options: [])
+    func matches(_ text: String) -> Bool {
+        expression.firstMatch(in: text, options: [.anchored], range: NSRange(text.startIndex..., in: text)) != nil
     }
 }

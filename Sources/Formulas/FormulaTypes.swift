@@ -74,20 +74,11 @@ enum FormulaTypes {
         }
         let types = arguments.map(\.type)
         if let problem = function.check?(types) { throw FormulaSyntaxError(column: column, "\(function.name): \(problem)") }
-        if function.name == "REGEX" {
-            let pattern = arguments[1]
-            var compiled: FormulaRegex
-            if case .literal(let value) = pattern.node {
-                do {
-                    compiled = FormulaRegex(compiled: try FormulaRegex.compile(value.text), pattern: nil)
-                } catch {
-                    throw FormulaSyntaxError(column: pattern.column, "REGEX: \(quoted(value.text)) is not a regular expression")
-                }
-            } else {
-                compiled = FormulaRegex(compiled: nil, pattern: pattern.node)
+        if function.name == "REGEX", case .literal(let pattern) = arguments[1].node {
+            guard let regex = try? FormulaRegex(pattern.text) else {
+                throw FormulaSyntaxError(column: arguments[1].column, "REGEX: \(quoted(pattern.text)) is not a regular expression")
             }
-            return Typed(node: .regex(arguments[0].node, compiled), type: .boolean, column: column,
-                         height: max(arguments[0].height, pattern.height) + 1)
+            return Typed(node: .regex(arguments[0].node, regex), type: .boolean, column: column, height: arguments[0].height + 1)
         }
         return Typed(node: .call(function, arguments.map(\.node)), type: function.result(types), column: column,
                      height: (arguments.map(\.height).max() ?? 0) + 1)

@@ -68,7 +68,14 @@ struct ValueMasker: Sendable {
     private func pick(_ words: [String], _ h: UInt64) -> String { words[Int(h % UInt64(words.count))] }
 
     private func hmac(_ text: String) -> String {
-        HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: hmacKey).map { String(format: "%02x", $0) }.joined()
+        let digits = Array("0123456789abcdef".utf8)
+        var hex: [UInt8] = []
+        hex.reserveCapacity(64)
+        for byte in HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: hmacKey) {
+            hex.append(digits[Int(byte >> 4)])
+            hex.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: hex, as: UTF8.self)
     }
 
     /// A stream of pseudo-random numbers from one hash (SplitMix64).
