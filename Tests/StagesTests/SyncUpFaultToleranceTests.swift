@@ -17,7 +17,7 @@ import Testing
     func anOrgThatStopsAnsweringStopsTheStage(strategy: String) async throws {
         let bench = try await SyncHarness(requestDeadlineSeconds: 1.5)
         defer { Task { await bench.close() } }
-        let stages = #"[ { "id": "up", "type": "syncUp", "sync": "trees", "strategy": "\#(strategy)", "maxInFlight": 2, "pageSize": 20, "stopAfterFailedRequests": 3 } ]"#
+        let stages = #"[ { "id": "up", "type": "syncUp", "sync": "trees", "strategy": "\#(strategy)", "maxInFlight": 2, "pageSize": 20, "stopAfterFailedRequests": 3, "stopAfterSilenceSeconds": 0 } ]"#
         let pipeline = try bench.pipeline(syncs: SyncUpIntegrityTests.sync, stages: stages,
                                           org: #""timeoutSeconds": 0.6, "requestDeadlineSeconds": 1.5, "#)
         try await SyncUpIntegrityTests.putTrees(300, prefix: "Z", bench: bench, pipeline)
@@ -196,7 +196,7 @@ import Testing
     @Test func checksWithoutAnswersStopTheStage() async throws {
         let bench = try await SyncHarness()
         defer { Task { await bench.close() } }
-        let stages = #"[ { "id": "up", "type": "syncUp", "sync": "edits", "strategy": "composite", "pageSize": 1, "stopAfterFailedRequests": 2 } ]"#
+        let stages = #"[ { "id": "up", "type": "syncUp", "sync": "edits", "strategy": "composite", "pageSize": 1, "stopAfterFailedRequests": 2, "stopAfterSilenceSeconds": 0 } ]"#
         let pipeline = try bench.pipeline(syncs: Self.edits, stages: stages)
         try await Self.putEdits(bench, pipeline)
         let reads = Counter()

@@ -3,14 +3,19 @@ import Synchronization
 
 /// Tells a sync up the org is down. Once `threshold` requests in a row got no answer — each timed
 /// out, lost its connection or was refused (a 5xx, a busy org) through every retry — it suspects
-/// the org: further requests leave one at a time, as probes, each after a pause growing with the
-/// probes before it, while those already in flight finish. Any answer, even one refusing every
-/// record, clears the suspicion (a loaded org answering late times out several requests at once,
-/// then answers again); ``probes`` probes in a row without an answer trip the breaker and the
-/// stage stops sending. One breaker serves a whole sync-up stage (every page, part and round).
+/// the org: further requests (and the stage's own reads) leave one at a time, as probes, each
+/// after a pause growing with the probes before it (0.5 s, doubling to 8 s), while those already
+/// in flight finish. Any answer, even one refusing every record, clears the suspicion: a loaded
+/// org, or a client starved of CPU, times out several requests at once, then answers again. The
+/// breaker trips, and the stage stops sending, only once ``probes`` probes in a row went
+/// unanswered *and* the org has said nothing for `silence` (`stopAfterSilenceSeconds`): a count
+/// alone mistakes a slow minute for an outage. One breaker serves a whole sync-up stage.
 final class SyncUpBreaker: Sendable {
     /// Requests in a row without an answer that make the org suspect (`stopAfterFailedRequests`).
     let threshold: Int
+    /// How long the org must have said nothing before the breaker trips.
+    let silence: Duration
+    private let clock: BreakerClock
 
     /// Probes that must all go unanswered to trip the breaker: an org answering most requests
     /// late answers one of them.
@@ -28,6 +33,7 @@ final class SyncUpBreaker: Sendable {
         var lastProblem = ""
         var probing = false
         var failedProbes = 0
+        var lastAnswer: Duration
         var tripped: StageFailure?
         var waiting: [CheckedContinuation<Void, Never>] = []
 
@@ -38,10 +44,19 @@ final class SyncUpBreaker: Sendable {
             lastProblem = "\(error)"
         }
 
+        /// The org answered: it is up.
+        mutating func answered(at now: Duration) {
+            inARow = 0
+            timedOut = 0
+            failedProbes = 0
+            lastAnswer = now
+        }
+
         /// Stops the stage, saying why.
-        mutating func trip() {
+        mutating func trip(silentFor silence: Duration) {
             let how = timedOut == inARow ? "timed out or lost their connection" : timedOut == 0 ? "were refused" : "timed out or were refused"
-            tripped = StageFailure(.failed, "the org stopped answering: \(inARow) requests in a row \(how) (the last: \(lastProblem)); what was not sent stays dirty for the next run")
+            let seconds = silence.components.seconds
+            tripped = StageFailure(.failed, "the org stopped answering: \(inARow) requests in a row \(how), nothing answered for \(seconds) s (the last: \(lastProblem)); what was not sent stays dirty for the next run")
         }
 
         /// Everyone waiting, to look again.
@@ -50,10 +65,14 @@ final class SyncUpBreaker: Sendable {
             return waiting
         }
     }
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
-    init(threshold: Int = SyncUpStage.defaultStopAfterFailedRequests) {
+    init(threshold: Int = SyncUpStage.defaultStopAfterFailedRequests,
+         silence: Duration = .seconds(SyncUpStage.defaultStopAfterSilenceSeconds), clock: BreakerClock = .continuous) {
         self.threshold = max(1, threshold)
+        self.silence = max(.zero, silence)
+        self.clock = clock
+        state = Mutex(State(lastAnswer: clock.now()))
     }
 
     /// Why the stage stops, once the breaker has tripped.
@@ -75,8 +94,8 @@ final class SyncUpBreaker: Sendable {
             case .stop:
                 return nil
             case .go(let ticket, let pause):
-                // A probe after one that went unanswered gives the org a moment: 0.5 s, then 1 s.
-                if pause > 0 { try? await Task.sleep(for: .milliseconds(250 << min(pause, 4))) }
+                // A probe after one that went unanswered gives the org a moment: 0.5 s, doubling to 8 s.
+                if pause > 0 { await clock.sleep(.milliseconds(250 << min(pause, 5))) }
                 return ticket
             case .wait:
                 await withCheckedContinuation { continuation in
@@ -94,12 +113,10 @@ final class SyncUpBreaker: Sendable {
 
     /// A request the org answered (whatever it said of each record): the org is up.
     func answered(_ ticket: Ticket) {
+        let now = clock.now()
         wake(state.withLock { state in
             if ticket.probe { state.probing = false }
-            guard state.tripped == nil else { return state.takeWaiting() }
-            state.inARow = 0
-            state.timedOut = 0
-            state.failedProbes = 0
+            if state.tripped == nil { state.answered(at: now) }
             return state.takeWaiting()
         })
     }
@@ -107,13 +124,15 @@ final class SyncUpBreaker: Sendable {
     /// A request that got no answer (`error` says why); returns the stop once it trips the breaker.
     @discardableResult
     func failed(_ ticket: Ticket, _ error: OrgClientError) -> StageFailure? {
+        let now = clock.now()
         let (failure, waiting) = state.withLock { state -> (StageFailure?, [CheckedContinuation<Void, Never>]) in
             if ticket.probe { state.probing = false }
             if let tripped = state.tripped { return (tripped, state.takeWaiting()) }
             state.count(error)
             if ticket.probe {
                 state.failedProbes += 1
-                if state.failedProbes >= Self.probes { state.trip() }
+                let silent = now - state.lastAnswer
+                if state.failedProbes >= Self.probes && silent >= silence { state.trip(silentFor: silent) }
             }
             return (state.tripped, state.takeWaiting())
         }
@@ -130,29 +149,31 @@ final class SyncUpBreaker: Sendable {
         })
     }
 
-    /// A read of the sync up's own (a conflict check, new dates) that got no answer through every
-    /// retry: counted with the requests in a row. Reads do not probe, so past the threshold and
-    /// the probes' count it trips the breaker; returns the stop then.
-    func readGotNoAnswer(_ error: OrgClientError) -> StageFailure? {
-        let (failure, waiting) = state.withLock { state -> (StageFailure?, [CheckedContinuation<Void, Never>]) in
-            if let tripped = state.tripped { return (tripped, []) }
-            state.count(error)
-            if state.inARow >= threshold + Self.probes { state.trip() }
-            return (state.tripped, state.tripped == nil ? [] : state.takeWaiting())
+    /// A read of the sync up's own (a conflict check, new dates), admitted like a request: while
+    /// the org is suspect it waits its turn to probe. Its answer, or none, counts; its error is
+    /// rethrown as is (the caller sees ``tripped`` for the stop). Once the breaker has tripped
+    /// the read still goes, so that what the page wrote is dated and saved.
+    func read<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
+        guard let ticket = await admit() else { return try await body() }
+        do {
+            let value = try await body()
+            answered(ticket)
+            return value
+        } catch {
+            switch error {
+            case let error as OrgClientError:
+                if let noAnswer = Self.isNoAnswer(error) {
+                    failed(ticket, noAnswer)
+                } else if case .invalidConfiguration = error {
+                    withdrawn(ticket)
+                } else {
+                    answered(ticket)
+                }
+            case is OrgAPIError: answered(ticket)
+            default: withdrawn(ticket)
+            }
+            throw error
         }
-        wake(waiting)
-        return failure
-    }
-
-    /// A read of the sync up's own that the org answered: it is up.
-    func readAnswered() {
-        wake(state.withLock { state in
-            guard state.tripped == nil else { return [] }
-            state.inARow = 0
-            state.timedOut = 0
-            state.failedProbes = 0
-            return state.takeWaiting()
-        })
     }
 
     private func wake(_ waiting: [CheckedContinuation<Void, Never>]) {
@@ -169,4 +190,18 @@ final class SyncUpBreaker: Sendable {
         case .authenticationFailed, .requestLimitExceeded, .invalidConfiguration, .invalidResponse: return nil
         }
     }
+}
+
+/// The breaker's time: the continuous clock, or one a test advances instead of sleeping.
+struct BreakerClock: Sendable {
+    /// Time since some fixed origin.
+    let now: @Sendable () -> Duration
+    /// Waits `duration` (a manual clock moves on by it at once).
+    let sleep: @Sendable (Duration) async -> Void
+
+    /// The machine's monotonic clock.
+    static let continuous: BreakerClock = {
+        let origin = ContinuousClock.now
+        return BreakerClock(now: { ContinuousClock.now - origin }, sleep: { try? await Task.sleep(for: $0) })
+    }()
 }

@@ -23,13 +23,14 @@ extension SyncUpEngine {
     func treesLeftAlone(_ trees: [SyncUpTree]) async throws -> [Int: SyncUpError] {
         guard settings.mergeMode == .leaveIfChanged else { return [:] }
         do {
-            let conflicts = try await SyncUpConflictChecker(client: client, target: target).conflicts(in: trees)
-            breaker.readAnswered()
+            let checker = SyncUpConflictChecker(client: client, target: target)
+            // A dry run reports the org's refusals as they come: its checks do not probe.
+            let conflicts = settings.dryRun ? try await checker.conflicts(in: trees) : try await breaker.read { try await checker.conflicts(in: trees) }
             return conflicts.mapValues { reason in SyncUpError(status: 409, code: "CONFLICT", message: "left dirty: \(reason) (LEAVE_IF_CHANGED)") }
         } catch {
             // A dry run reports the org's refusals: a check without an answer is none, and fails it.
             guard !settings.dryRun, let noAnswer = SyncUpBreaker.isNoAnswer(error) else { throw error }
-            if let tripped = breaker.readGotNoAnswer(noAnswer) { throw tripped }
+            if let tripped = breaker.tripped { throw tripped }
             let failure = SyncUpError(status: 0, code: "CONFLICT_CHECK_FAILED",
                                       message: "not sent: the LEAVE_IF_CHANGED check got no answer (\(noAnswer)); sent by the next run")
             return Dictionary(uniqueKeysWithValues: trees.indices.map { ($0, failure) })

@@ -624,7 +624,7 @@ struct SyncUpEngine {
                 holdUnsaved(final.keys.filter { held.contains($0.tree) }, asRead: asRead, kinds: kinds, sent: sent, because: noAnswer, tally: &tally)
                 outcome.settledRoots.subtract(held.map { trees[$0].parent.entryId })
                 outcome.sawUncertain = true
-                if let tripped = breaker.readGotNoAnswer(noAnswer) { throw tripped }
+                if let tripped = breaker.tripped { throw tripped }
                 return outcome
             }
         } else {
@@ -758,7 +758,7 @@ struct SyncUpEngine {
         }
         // Every object's dates at once: one round trip, not one an object.
         let ids = wanted.mapValues { [trees] group in (group.keys.compactMap { trees[$0.tree][$0.child].id }, [group.field]) }
-        async let reading = SyncUpInFlight.limited(inFlight) { [client] in try await client.existingRecords(ids) }
+        async let reading = SyncUpInFlight.limited(inFlight) { [client, breaker] in try await breaker.read { try await client.existingRecords(ids) } }
         answered?()
         let fetched = try await reading
         for (type, group) in wanted {

@@ -10,8 +10,9 @@ import Soups
 /// target; `bulkJobRecords` caps the records of one Bulk ingest job (else a job takes ~100 MB of
 /// CSV); `pageSize` is how many trees are loaded and saved together; `maxInFlight` caps concurrent
 /// requests; `minApiRemainingPercent` stops the stage before the org's daily API budget runs out;
-/// `stopAfterFailedRequests` (default 5) stops it once that many requests in a row got no answer
-/// (the org is down); `recordRetries` (default 3) is how many times a record refused for a
+/// `stopAfterFailedRequests` (default 5) and `stopAfterSilenceSeconds` (default 120) stop it once
+/// that many requests in a row, then three probes, got no answer and the org has said nothing for
+/// that long (it is down); `recordRetries` (default 3) is how many times a record refused for a
 /// passing reason (a row lock, a busy org) is sent again within the run.
 public struct SyncUpStage: Stage {
     public static let typeName = "syncUp"
@@ -30,11 +31,15 @@ public struct SyncUpStage: Stage {
     let maxInFlight: Int?
     let minApiRemainingPercent: Double?
     let stopAfterFailedRequests: Int
+    let stopAfterSilenceSeconds: Int
     let recordRetries: Int
 
     /// Requests in a row without an answer that stop the stage: five, each already retried by the
     /// client, is no passing hiccup of a loaded org (those come one or two at a time).
     public static let defaultStopAfterFailedRequests = 5
+    /// Seconds without any answer before the stage stops: two minutes of probes outlast a slow
+    /// spell of a loaded org (or of a starved client), and little is sent into an org that is down.
+    public static let defaultStopAfterSilenceSeconds = 120
     /// Times a record refused for a passing reason (a row lock, a busy org) is sent again in a run.
     public static let defaultRecordRetries = 3
 
@@ -69,6 +74,7 @@ public struct SyncUpStage: Stage {
             minApiRemainingPercent = nil
         }
         stopAfterFailedRequests = settings.integer("stopAfterFailedRequests", default: SyncUpStage.defaultStopAfterFailedRequests, range: 1...1000)
+        stopAfterSilenceSeconds = settings.integer("stopAfterSilenceSeconds", default: SyncUpStage.defaultStopAfterSilenceSeconds, range: 0...86_400)
         recordRetries = settings.integer("recordRetries", default: SyncUpStage.defaultRecordRetries, range: 0...10)
         target = try Self.target(for: sync, settings: settings)
         if target is any SyncUpRecordWriter && ![.auto, .rest].contains(strategy) {
@@ -94,7 +100,8 @@ public struct SyncUpStage: Stage {
         return try await Self.syncUp(target, sync: sync.name, mergeMode: MergeMode(options: sync.options), strategy: strategy,
                                      bulkThreshold: bulkThreshold, bulkJobRecords: bulkJobRecords, pageSize: pageSize,
                                      maxInFlight: maxInFlight, minApiRemainingPercent: minApiRemainingPercent,
-                                     stopAfterFailedRequests: stopAfterFailedRequests, recordRetries: recordRetries, in: context)
+                                     stopAfterFailedRequests: stopAfterFailedRequests, stopAfterSilenceSeconds: stopAfterSilenceSeconds,
+                                     recordRetries: recordRetries, in: context)
     }
 
     /// Runs a sync up of any ``SyncUpTarget`` — a user's own included — under the named sync's
@@ -103,6 +110,7 @@ public struct SyncUpStage: Stage {
     public static func syncUp(_ target: any SyncUpTarget, sync name: String, mergeMode: MergeMode, strategy: SyncUpStrategy = .auto,
                               bulkThreshold: Int = 2000, bulkJobRecords: Int? = nil, pageSize: Int? = nil, maxInFlight: Int? = nil,
                               minApiRemainingPercent: Double? = nil, stopAfterFailedRequests: Int = SyncUpStage.defaultStopAfterFailedRequests,
+                              stopAfterSilenceSeconds: Int = SyncUpStage.defaultStopAfterSilenceSeconds,
                               recordRetries: Int = SyncUpStage.defaultRecordRetries, in context: StageContext) async throws -> StageResult {
         let tracker = try await SyncStateTracker(name: name, store: context.store, progress: context.progress)
         try await tracker.start()
@@ -111,7 +119,7 @@ public struct SyncUpStage: Stage {
         // one leaves uncertain and a later one settles counts once, by its last state.
         var tally = SyncUpEngine.Tally()
         let attempts = SyncUpAttempts(planning: context.dryRun)
-        let breaker = SyncUpBreaker(threshold: stopAfterFailedRequests)
+        let breaker = SyncUpBreaker(threshold: stopAfterFailedRequests, silence: .seconds(stopAfterSilenceSeconds))
         do {
             let client = try await context.org()
             func run(_ target: any SyncUpTarget) async throws {
