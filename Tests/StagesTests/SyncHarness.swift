@@ -42,9 +42,10 @@ final class SyncHarness: Sendable {
     let observer = RecordingObserver()
 
     /// - Parameter requestDeadlineSeconds: how long the emulator lets a request run before stopping it unapplied.
-    init(requestDeadlineSeconds: Double = 30) async throws {
+    /// - Parameter seed: the seed file the emulator starts from (the sample org's by default).
+    init(requestDeadlineSeconds: Double = 30, seed: String = SyncHarness.seed) async throws {
         directory = try makeTemporaryDirectory()
-        let emulator = try OrgEmulator(configuration: .init(seedPath: Self.seed, requestDeadlineSeconds: requestDeadlineSeconds))
+        let emulator = try OrgEmulator(configuration: .init(seedPath: seed, requestDeadlineSeconds: requestDeadlineSeconds))
         token = emulator.accessToken
         running = try await emulator.start()
         client = try SalesforceClient(settings: OrgConnectionSettings(instanceURL: running.instanceURL, auth: .accessToken(accessToken: emulator.accessToken)))

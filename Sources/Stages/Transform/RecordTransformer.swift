@@ -29,10 +29,16 @@ struct RecordTransformer: Sendable {
     var keep: Set<String>?
     var sobjectType: String?
 
-    /// The record after every step, or why it is passed over. The record is worked on inside
-    /// the formulas' environment, so no step copies it.
+    /// The record after every step, or why it is passed over (a transform without lookups). The
+    /// record is worked on inside the formulas' environment, so no step copies it.
     func apply(_ input: JSONObject, now: Int64) -> Outcome {
         var environment = FormulaEnvironment(record: input, now: now)
+        if let reason = reshape(&environment) { return .rejected(reason) }
+        return finish(&environment)
+    }
+
+    /// The steps before `lookups`: `rename`, `map`, `set`; why the record is rejected, if it is.
+    func reshape(_ environment: inout FormulaEnvironment) -> String? {
         for (from, to) in renames {
             guard let value = environment.record[from] else { continue }
             environment.record[from] = nil
@@ -42,7 +48,7 @@ struct RecordTransformer: Sendable {
             switch map.apply(to: environment.record[map.field], in: environment) {
             case .unchanged: break
             case .value(let value): environment.record[map.field] = value
-            case .rejected(let reason): return .rejected(reason)
+            case .rejected(let reason): return reason
             }
         }
         for (field, formula) in sets {
@@ -51,9 +57,15 @@ struct RecordTransformer: Sendable {
                 if value.isBlank && environment.record[field] == nil { continue }
                 environment.record[field] = value.json
             } catch {
-                return .rejected("set.\(field): \(error.message)")
+                return "set.\(field): \(error.message)"
             }
         }
+        return nil
+    }
+
+    /// The steps after `lookups`: `where`, `reject`, `mask`, `drop` / `keep`, `sobjectType`. The
+    /// environment's record is taken.
+    func finish(_ environment: inout FormulaEnvironment) -> Outcome {
         if let condition {
             do throws(FormulaEvaluationError) {
                 if try !condition.holds(in: environment) { return .filtered }

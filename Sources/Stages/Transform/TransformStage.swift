@@ -3,14 +3,15 @@ import Foundation
 import JSON
 
 /// `transform`: reshapes the records of its `from` datasets without code — `rename`, `map`,
-/// `set` (Salesforce formulas), `where`, `reject`, `mask`, `drop` / `keep`, `sobjectType` — in that
-/// order, streaming. A record a reject rule, a map or a failing formula refuses goes to
+/// `set` (Salesforce formulas), `lookups` (ids of org records found by key, in batched queries),
+/// `where`, `reject`, `mask`, `drop` / `keep`, `sobjectType` — in that order, streaming. A record a reject rule, a map or a failing formula refuses goes to
 /// `rejects/<stage id>.csv` with the reason and its source line; the rest go on.
 public struct TransformStage: Stage {
     public static let typeName = "transform"
     public static let countKeys = [StageCounts.read, StageCounts.filtered, StageCounts.rejected]
 
     let transformer: RecordTransformer
+    let lookups: [LookupRule]
 
     public init(settings: StageSettings) throws {
         var transformer = RecordTransformer()
@@ -36,6 +37,7 @@ public struct TransformStage: Stage {
                 known[field] = formula.type
             }
         }
+        lookups = LookupRule.rules(settings, fieldTypes: known)
         if let text = settings.string("where") {
             transformer.condition = Self.formula(text, at: "where", settings, condition: true, fieldTypes: known)
         }
@@ -112,23 +114,56 @@ public struct TransformStage: Stage {
         var position = 0
         var meter = context.progress.meter(unit: "records")
         var writing: Task<Void, Error>?
+        var resolver = lookups.isEmpty ? nil : LookupResolver(rules: lookups, client: try await context.org())
         for try await batch in context.inputBatches(batchSize: 5000, firstBatchSize: 1000) {
             var output: [JSONValue] = []
             output.reserveCapacity(batch.count)
             // Counted per object once a batch, not once a record.
             var counts: [String: (read: Int, filtered: Int)] = [:]
-            for value in batch {
-                position += 1
-                guard case .object(let record) = value else { continue }
-                let object = Self.objectName(record, transformer.sobjectType)
-                counts[object, default: (0, 0)].read += 1
-                switch transformer.apply(record, now: now) {
+            func settle(_ outcome: RecordTransformer.Outcome, of record: JSONObject, at position: Int, object: String) throws {
+                switch outcome {
                 case .record(let transformed): output.append(.object(transformed))
                 case .filtered: counts[object, default: (0, 0)].filtered += 1
                 case .rejected(let reason):
                     result.add(StageCounts.rejected, object: object)
-                    try rejects.add(line: RejectsWriter.line(of: record, position: position), reason: reason,
-                                    raw: Self.raw(record))
+                    try rejects.add(line: RejectsWriter.line(of: record, position: position), reason: reason, raw: Self.raw(record))
+                }
+            }
+            if resolver == nil {
+                for value in batch {
+                    position += 1
+                    guard case .object(let record) = value else { continue }
+                    let object = Self.objectName(record, transformer.sobjectType)
+                    counts[object, default: (0, 0)].read += 1
+                    try settle(transformer.apply(record, now: now), of: record, at: position, object: object)
+                }
+            } else {
+                // Reshaped, then looked up together, then finished.
+                var inputs: [(record: JSONObject, position: Int, object: String)] = []
+                var reshaped: [JSONObject] = []
+                for value in batch {
+                    position += 1
+                    guard case .object(let record) = value else { continue }
+                    let object = Self.objectName(record, transformer.sobjectType)
+                    counts[object, default: (0, 0)].read += 1
+                    var environment = FormulaEnvironment(record: record, now: now)
+                    if let reason = transformer.reshape(&environment) {
+                        try settle(.rejected(reason), of: record, at: position, object: object)
+                        continue
+                    }
+                    inputs.append((record, position, object))
+                    reshaped.append(environment.record)
+                }
+                let refused = try await resolver!.apply(to: &reshaped, now: now)
+                for index in reshaped.indices {
+                    let input = inputs[index]
+                    if let reason = refused[index] {
+                        try settle(.rejected(reason), of: input.record, at: input.position, object: input.object)
+                        continue
+                    }
+                    var environment = FormulaEnvironment(record: JSONObject(), now: now)
+                    swap(&environment.record, &reshaped[index])
+                    try settle(transformer.finish(&environment), of: input.record, at: input.position, object: input.object)
                 }
             }
             for (object, count) in counts {
@@ -143,6 +178,9 @@ public struct TransformStage: Stage {
         }
         try await writing?.value
         try rejects.close()
+        if let resolver {
+            context.logger.info("lookups: \(resolver.queries) quer\(resolver.queries == 1 ? "y" : "ies") to the org")
+        }
         return result
     }
 
