@@ -239,7 +239,8 @@ import Testing
                             "map": { "A": { "values": { "x": "y" }, "otherwise": "UPPER(" }, "B": { "file": "missing.csv", "key": "k", "value": "v" },
                                      "C": { "file": "dupes.csv", "key": "legacy", "value": "nope" }, "D": { "file": "dupes.csv", "key": "legacy", "value": "iso2" },
                                      "E": { "values": { "(": "x" }, "regex": true }, "F": "A" },
-                            "mask": { "Name": "shoeSize" }, "maskSeed": "literal-seed", "drop": ["x"], "keep": ["y"], "lookups": [] } ] }
+                            "mask": { "Name": "shoeSize" }, "maskSeed": "literal-seed", "drop": ["x"], "keep": ["y"],
+                            "lookups": [ { "field": "OwnerId", "sobjectType": "User", "match": { "Email": "LOWR(Owner)" }, "where": "IsActive =", "size": 1 } ] } ] }
             """, in: directory)
         let expected = [
             "stages[1].set.Email: column 1: unknown function LOWR",
@@ -258,7 +259,9 @@ import Testing
             "stages[1].mask.Name: must be one of firstName",
             "stages[1].maskSeed: a mask seed is a secret",
             "stages[1].keep: give either drop",
-            "stages[1].lookups: unknown key",
+            "stages[1].lookups[0].match.Email: column 1: unknown function LOWR",
+            "stages[1].lookups[0].where: MALFORMED_QUERY at row 1",
+            "stages[1].lookups[0].size: unknown key",
         ]
         for prefix in expected {
             #expect(errors.contains { $0.contains(prefix) }, "\(prefix) in \(errors)")

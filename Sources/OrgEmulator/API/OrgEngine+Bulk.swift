@@ -337,7 +337,8 @@ extension OrgEngine {
     private func resolve(_ key: String, parent: String, field: String, spelled: String, reference: String, db: Database) throws(APIError) -> String {
         let ids = (try? lookups.ids(db, type: parent, field: field, equalTo: key, limit: 2)) ?? []
         guard ids.count == 1 else {
-            throw APIError(400, "INVALID_FIELD", "Foreign key external ID: \(key) not found for field \(spelled) in entity \(parent)", fields: [reference])
+            let what = ids.isEmpty ? "not found" : "matched more than one record"
+            throw APIError(400, "INVALID_FIELD", "Foreign key external ID: \(key) \(what) for field \(spelled) in entity \(parent)", fields: [reference])
         }
         return ids[0]
     }

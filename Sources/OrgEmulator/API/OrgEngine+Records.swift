@@ -28,7 +28,9 @@ extension OrgEngine {
         guard !Self.readOnlyObjects.contains(object.name) else {
             throw APIError(400, "INVALID_TYPE", "sObject type '\(object.name)' cannot be created in the emulator")
         }
-        let values = try validator.validate(input, object: object, isCreate: true) { self.liveRecordExists(db, id: $0) }
+        let values = try validator.validate(try resolvingForeignKeys(db, object: object, input: input), object: object, isCreate: true) {
+            self.liveRecordExists(db, id: $0)
+        }
         try Self.checkRecordType(values, object: object)
         let now = clock.now()
         do {
@@ -101,7 +103,9 @@ extension OrgEngine {
             throw APIError.invalidField("The Id field should not be specified in the sobject data.", fields: ["Id"])
         }
         fields["id"] = nil
-        let values = try validator.validate(fields, object: object, isCreate: false) { self.liveRecordExists(db, id: $0) }
+        let values = try validator.validate(try resolvingForeignKeys(db, object: object, input: fields), object: object, isCreate: false) {
+            self.liveRecordExists(db, id: $0)
+        }
         try Self.checkRecordType(values, object: object)
         let now = clock.now()
         do {

@@ -1,7 +1,8 @@
 import JSON
 
 /// The CSV table of a Bulk API ingest job: the columns (`Id` for updates and deletes, the external
-/// id for upserts, then every field sent, in order of first appearance) and one row per record.
+/// id for upserts, then every field sent, in order of first appearance; a parent by external id
+/// as `Account.External_Id__c`) and one row per record.
 /// A resumed run rebuilds a job's rows from the journal, under the columns the job's result files
 /// name, to read its results back.
 struct SyncUpBulkTable {
@@ -17,13 +18,15 @@ struct SyncUpBulkTable {
         if given == nil, kind == .upsert, let externalIdField { columns.append(externalIdField) }
         if given == nil, kind != .delete {
             var seen = Set(columns)
-            for record in records { for name in record.fields.keys where seen.insert(name).inserted { columns.append(name) } }
+            for record in records {
+                for (name, value) in record.fields where seen.insert(Self.column(name, value)).inserted { columns.append(Self.column(name, value)) }
+            }
         }
         rows = records.map { record in
             columns.map { column -> String? in
                 if column == "Id" && (kind == .update || kind == .delete) { return record.recordId }
                 if column == externalIdField && kind == .upsert { return record.externalIdValue }
-                guard let value = record.fields[column] else { return nil }
+                guard let value = Self.value(of: column, in: record.fields) else { return nil }
                 switch value {
                 case .null: return "#N/A"
                 case .string(let text): return text
@@ -32,5 +35,18 @@ struct SyncUpBulkTable {
                 }
             }
         }
+    }
+
+    /// A field's column: a parent by external id, `{"Account": {"External_Id__c": …}}`, is the
+    /// `Account.External_Id__c` column Bulk uploads take.
+    private static func column(_ name: String, _ value: JSONValue) -> String {
+        guard case .object(let reference) = value, reference.count == 1, let key = reference.keys.first else { return name }
+        return name + "." + key
+    }
+
+    private static func value(of column: String, in fields: JSONObject) -> JSONValue? {
+        if let value = fields[column] { return value }
+        guard let (relationship, key) = SyncUpRecord.parentReference(column) else { return nil }
+        return fields[relationship]?.objectValue?[key]
     }
 }

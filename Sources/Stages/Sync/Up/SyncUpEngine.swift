@@ -540,8 +540,10 @@ struct SyncUpEngine {
         for pass in 0..<passes {
             var operations: [[SyncUpOperation]] = []
             var outcomes: [RecordKey: SyncUpOutcome] = [:]
-            for index in pending.sorted() {
-                let plan = planner.plan(&trees[index], index: index)
+            let plans = pending.sorted().map { index in planner.plan(&trees[index], index: index) }
+            // A dry run reads the parent keys of the whole page at once.
+            if pass == 0, let validator { await validator.readParentKeys(plans.flatMap(\.operations)) }
+            for plan in plans {
                 var treeOperations: [SyncUpOperation] = []
                 for operation in plan.operations {
                     kinds[operation.key] = operation.kind

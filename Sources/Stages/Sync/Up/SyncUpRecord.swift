@@ -88,20 +88,49 @@ public struct SyncUpRecord: Sendable {
     }
 
     /// The fields to send for `action` (create or update): the target's list, else every data
-    /// field; never the id or date field, system fields, nested objects or absent keys.
+    /// field; never the id or date field, system fields, nested objects or absent keys. A parent
+    /// named by an external id or `idLookup` field — `Account.External_Id__c` in the list (read
+    /// from that key or from the nested `Account` object), or a key so spelled in the record — is
+    /// sent as the org resolves it at write time: `"Account": {"External_Id__c": "A-1"}` (a Bulk
+    /// upload makes it an `Account.External_Id__c` column). A blank key sends no reference.
     public func payload(for action: Action) -> JSONObject {
         let list = action == .create ? createFields : updateFields
         var fields = JSONObject()
         fields.reserveCapacity((list?.count ?? entry.count) + 1)
         if let list {
-            for name in list where entry.contains(name) { fields[name] = entry[name] }
+            for name in list {
+                if let (relationship, key) = Self.parentReference(name) {
+                    if let value = entry[name] ?? entry[relationship]?.objectValue?[key] { Self.addReference(&fields, relationship, key, value) }
+                } else if entry.contains(name) {
+                    fields[name] = entry[name]
+                }
+            }
         } else {
-            for (name, value) in entry.dataFields where Self.isSentUnlisted(value) { fields[name] = value }
+            for (name, value) in entry.dataFields {
+                if let (relationship, key) = Self.parentReference(name) {
+                    if Self.isSentUnlisted(value) { Self.addReference(&fields, relationship, key, value) }
+                } else if Self.isSentUnlisted(value) {
+                    fields[name] = value
+                }
+            }
         }
         fields[idField] = nil
         fields[modificationDateField] = nil
         for name in Self.systemFields { fields[name] = nil }
         return fields
+    }
+
+    /// `("Account", "External_Id__c")` for `Account.External_Id__c`: a parent by one of its keys.
+    static func parentReference(_ name: String) -> (relationship: String, key: String)? {
+        guard let dot = name.firstIndex(of: "."), dot != name.startIndex else { return nil }
+        let key = name[name.index(after: dot)...]
+        guard !key.isEmpty, !key.contains(".") else { return nil }
+        return (String(name[..<dot]), String(key))
+    }
+
+    private static func addReference(_ fields: inout JSONObject, _ relationship: String, _ key: String, _ value: JSONValue) {
+        guard !value.isNull, value != .string("") else { return }
+        fields[relationship] = .object(JSONObject(uniqueKeysWithValues: [(key, value)]))
     }
 
     /// Whether a data field's value is sent when the target lists no fields: nested objects and

@@ -10,8 +10,10 @@ import Soups
 /// empty on a create, parents that cannot be resolved — so a dry run
 /// reports them as `reject`.
 actor SyncUpRecordValidator {
-    private let client: any OrgClient
+    let client: any OrgClient
     private var describes: [String: JSONObject?] = [:]
+    /// How many org records each parent key (``parentKey(_:_:_:)``) names, read ahead a page at a time.
+    var parentKeyCounts: [String: Int] = [:]
     /// `true` for the `local_` id of a record planned in the same dry run (a graph's parent).
     private let isPlanned: @Sendable (String) -> Bool
 
@@ -20,12 +22,15 @@ actor SyncUpRecordValidator {
         self.isPlanned = isPlanned
     }
 
+    /// The describe of `type`, read once; `nil` when the org has no such object.
+    func describe(_ type: String) async -> JSONObject? {
+        if describes[type] == nil { describes[type] = .some(try? await client.describe(type)) }
+        return describes[type] ?? nil
+    }
+
     /// Why the org would refuse `operation`, or `nil`.
     func problem(_ operation: SyncUpOperation) async -> SyncUpError? {
-        if describes[operation.objectType] == nil {
-            describes[operation.objectType] = .some(try? await client.describe(operation.objectType))
-        }
-        guard let describe = describes[operation.objectType] ?? nil else {
+        guard let describe = await describe(operation.objectType) else {
             return SyncUpError(status: 404, code: "NOT_FOUND", message: "the org has no sObject type \(operation.objectType)")
         }
         guard operation.kind != .delete else { return await deleteProblem(operation, describe: describe) }
@@ -34,7 +39,15 @@ actor SyncUpRecordValidator {
             if let name = field["name"]?.stringValue, let object = field.objectValue { fields[name.lowercased()] = object }
         }
         let isCreate = operation.kind == .create || operation.kind == .upsert
+        var referenced: [String] = []
         for (name, value) in operation.fields {
+            if case .object(let reference) = value {
+                switch await parentProblem(name, reference, fields: fields, operation: operation) {
+                case .sets(let field): referenced.append(field.lowercased())
+                case .refused(let problem): return problem
+                }
+                continue
+            }
             guard let field = fields[name.lowercased()] else {
                 return SyncUpError(status: 400, code: "INVALID_FIELD", message: "No such column '\(name)' on sobject of type \(operation.objectType)",
                                    fields: [name])
@@ -80,7 +93,7 @@ actor SyncUpRecordValidator {
             let linked = operation.parentLink.map { [$0.field.lowercased()] } ?? []
             // An empty text is no value: the org counts the field as missing.
             let given = operation.fields.filter { !$0.value.isNull && $0.value != .string("") }.map { $0.key.lowercased() }
-            let sent = Set(given + linked + [operation.externalIdField?.lowercased() ?? ""])
+            let sent = Set(given + linked + referenced + [operation.externalIdField?.lowercased() ?? ""])
             let missing = fields.values.filter { field in
                 field["createable"]?.boolValue == true && field["nillable"]?.boolValue == false
                     && field["defaultedOnCreate"]?.boolValue != true && field["type"]?.stringValue != "boolean"
