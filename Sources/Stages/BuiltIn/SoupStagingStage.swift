@@ -39,7 +39,7 @@ public struct SoupStagingStage: Stage {
     }
 
     let soup: String
-    let matchOn: String
+    let matchOn: MatchKey
     let leaveIfChanged: Bool
     /// Flags each entry a record lands on as `markDirty` `as: auto` would, in the same write.
     let markDirty: Bool
@@ -52,7 +52,7 @@ public struct SoupStagingStage: Stage {
 
     public init(settings: StageSettings) throws {
         soup = settings.soup("soup") ?? ""
-        matchOn = settings.string("matchOn") ?? "Id"
+        matchOn = MatchKey(Self.matchPaths(settings))
         leaveIfChanged = settings.choice("mergeMode", of: ["OVERWRITE", "LEAVE_IF_CHANGED"], default: "OVERWRITE") == "LEAVE_IF_CHANGED"
         markDirty = settings.bool("markDirty", default: false)
         sobjectType = settings.string("sobjectType")
@@ -63,7 +63,7 @@ public struct SoupStagingStage: Stage {
                 settings.report(key, "soup \"\(soupName)\" has no index on \"\(path)\"; matching needs an indexed path (indexed: \(spec.indexes.map(\.path).joined(separator: ", ")))")
             }
         }
-        checkIndexed(soup, matchOn, "matchOn")
+        for path in matchOn.paths { checkIndexed(soup, path, "matchOn") }
         if let object = settings.object("children") {
             let relationship = object["relationship"]?.stringValue
             let soupName = object["soup"]?.stringValue
@@ -113,13 +113,26 @@ public struct SoupStagingStage: Stage {
             }
             if soups.contains(soup) {
                 if soups.count > 1 { settings.report("\(place).soups", "a link into the stage's own soup names that soup only") }
-                if matchOn == SyncField.soupEntryId { settings.report("matchOn", "a self-lookup needs records matched on a field, not _soupEntryId") }
+                if matchOn.single == SyncField.soupEntryId { settings.report("matchOn", "a self-lookup needs records matched on a field, not _soupEntryId") }
+                if matchOn.single == nil { settings.report("matchOn", "a self-lookup needs records matched on one path, not a composite key") }
             }
             links.append(link)
         }
         let soupName = soup
         parents = links.filter { !$0.soups.contains(soupName) }
         selfLinks = links.filter { $0.soups.contains(soupName) }
+    }
+
+    /// `matchOn`: one path (default `Id`), or a list of paths — a composite key.
+    static func matchPaths(_ settings: StageSettings) -> [String] {
+        guard let value = settings.value("matchOn") else { return ["Id"] }
+        if let path = value.stringValue, !path.isEmpty { return [path] }
+        if let paths = value.arrayValue?.compactMap(\.stringValue), paths.count == value.arrayValue?.count, !paths.isEmpty, !paths.contains("") {
+            if Set(paths).count != paths.count { settings.report("matchOn", "a path is repeated in the key") }
+            return paths
+        }
+        settings.report("matchOn", "must be an indexed path, or a list of them (a composite key: [\"LastName\", \"Birthdate\"])")
+        return ["Id"]
     }
 
     /// A record and its line for the rejects file: where it started in a file upstream, else its
@@ -135,7 +148,7 @@ public struct SoupStagingStage: Stage {
         var rejects = RejectsWriter(directory: context.reportDirectory, stageId: context.stageId)
         var position = 0
         // Records with a key the soup has never held are created without a lookup.
-        try await context.store.trackValues(in: soup, path: matchOn)
+        try await context.store.trackValues(in: soup, path: matchOn.paths[0])
         if let children { try await context.store.trackValues(in: children.soup, path: children.matchOn) }
         /// Self-lookups to resolve once every record is staged.
         var pendingSelfLinks: [PendingSelfLink] = []
@@ -156,7 +169,7 @@ public struct SoupStagingStage: Stage {
             }
             for link in selfLinks {
                 for staged in records {
-                    guard let match = staged.record[matchOn], let key = staged.record[link.key], !Self.isEmpty(key) else { continue }
+                    guard let match = staged.record[matchOn.paths[0]], let key = staged.record[link.key], !Self.isEmpty(key) else { continue }
                     pendingSelfLinks.append(PendingSelfLink(position: staged.position, link: link, match: match, key: key, raw: staged.record))
                 }
                 for index in records.indices { records[index].record[link.key] = nil }
@@ -173,7 +186,7 @@ public struct SoupStagingStage: Stage {
                 // while the two batches before it are written, and queued behind them, so the
                 // store's writer goes from one batch to the next. A batch sharing a key with a
                 // queued one first waits for that write, to match against it.
-                let keys = Set(records.compactMap { $0.record[matchOn] })
+                let keys = Set(records.compactMap { matchOn.value(of: $0.record) })
                 if let last = pendingWrites.lastIndex(where: { !keys.isDisjoint(with: $0.keys) }) {
                     for _ in 0...last { try await settleOldest() }
                 }
@@ -193,7 +206,7 @@ public struct SoupStagingStage: Stage {
                     childRecords.append(Staged(position: parentRecord.position, record: kid))
                 }
             }
-            _ = try await write(childRecords, into: children.soup, matchOn: children.matchOn, flagged: &flagged, context: context,
+            _ = try await write(childRecords, into: children.soup, matchOn: MatchKey([children.matchOn]), flagged: &flagged, context: context,
                                 result: &result, rejects: &rejects)
             if context.shouldStop { break }
         }
@@ -224,7 +237,7 @@ public struct SoupStagingStage: Stage {
         for chunk in pending.chunked(into: 2000) {
             var changes = SoupChangeSet()
             var entries: [JSONValue: JSONObject] = [:]
-            for (value, matches) in try await context.store.entries(in: soup, where: matchOn, in: chunk.map(\.match)) where matches.count == 1 {
+            for (value, matches) in try await context.store.entries(in: soup, where: matchOn.paths[0], in: chunk.map(\.match)) where matches.count == 1 {
                 entries[value] = matches[0]
             }
             let confirmed = markDirty ? try await context.store.confirmed(ids: entries.values.compactMap(\.soupEntryId), in: soup) : [:]
@@ -301,43 +314,9 @@ public struct SoupStagingStage: Stage {
         return linked
     }
 
-    /// What a batch will write: the entries to store, and per record where its entry will be.
-    struct WritePlan {
-        /// Per record: its entry's index in `toStore`, the unchanged entry, or nothing.
-        enum Slot { case stored(Int), unchanged(JSONObject), none }
-        var toStore: [JSONObject] = []
-        var positions: [Slot] = []
-        /// Entries of `toStore` staged from records the org returned (they carry `attributes.url`)
-        /// and left clean: what the org holds, recorded as confirmed in the same write, so a
-        /// `markDirty as: auto` leaves them clean.
-        var confirming: Set<Int> = []
-        /// The same for entries such records left unchanged, by `_soupEntryId`.
-        var confirmingUnchanged: [Int64: JSONObject] = [:]
-        /// Entries of `toStore` the batch flagged (`markDirty`).
-        var flagged: [Int] = []
-
-        /// The entries' JSON and index values, computed before the write is queued.
-        func prepare(in soupName: String, context: StageContext) async throws -> PreparedEntries {
-            try await context.store.prepare(toStore, for: soupName, confirmingAt: confirming)
-        }
-
-        /// Queues the write on the store's writer: the entries, and the confirmed values of those
-        /// left unchanged, in one transaction; `keys` are the batch's match keys.
-        func queue(_ prepared: PreparedEntries, keys: Set<JSONValue> = [], context: StageContext) -> QueuedWrite {
-            QueuedWrite(write: context.store.startUpsert(prepared, confirming: confirmingUnchanged), keys: keys, flagged: flagged)
-        }
-    }
-
-    /// A batch's write queued on the store's writer and not yet known to be committed.
-    struct QueuedWrite {
-        var write: PendingUpsert
-        var keys: Set<JSONValue>
-        var flagged: [Int]
-    }
-
     /// Matches, merges and stores records in one soup; returns each record's stored entry (nil when
     /// it was rejected or left alone on conflict).
-    func write(_ records: [Staged], into soupName: String, matchOn: String, flagged: inout FlaggedEntries, context: StageContext,
+    func write(_ records: [Staged], into soupName: String, matchOn: MatchKey, flagged: inout FlaggedEntries, context: StageContext,
                result: inout StageResult, rejects: inout RejectsWriter) async throws -> [JSONObject?]
     {
         let plan = try await plan(records, into: soupName, matchOn: matchOn, flagged: flagged, context: context, result: &result, rejects: &rejects)
@@ -353,40 +332,14 @@ public struct SoupStagingStage: Stage {
         }
     }
 
-    /// The entries this run of the stage flagged itself, kept with `markDirty` and LEAVE_IF_CHANGED
-    /// only: a later record for one of them (a key repeated in the input) is merged into it, as
-    /// without flags, not counted as a conflict with a local change.
-    struct FlaggedEntries {
-        let tracking: Bool
-        private var ids: [String: Set<Int64>] = [:]
-
-        init(tracking: Bool) { self.tracking = tracking }
-
-        func contains(_ id: Int64?, in soupName: String) -> Bool {
-            guard tracking, let id else { return false }
-            return ids[soupName]?.contains(id) ?? false
-        }
-
-        /// Notes the entries at `positions` of a write once it is stored.
-        mutating func add(_ positions: [Int], of stored: StoredEntries, in soupName: String) {
-            guard tracking, !positions.isEmpty else { return }
-            ids[soupName, default: []].formUnion(positions.map { stored.ids[$0] })
-        }
-
-        /// Waits for a queued write to commit, noting the entries it flagged.
-        mutating func settle(_ queued: QueuedWrite, in soupName: String) async throws {
-            add(queued.flagged, of: try await queued.write.value(), in: soupName)
-        }
-    }
-
     /// Matches records to the soup's entries and merges them; counts and rejects each record.
     /// Records matching one entry merge into it in turn, the later values winning, as across batches.
-    func plan(_ records: [Staged], into soupName: String, matchOn: String, flagged: FlaggedEntries, context: StageContext,
+    func plan(_ records: [Staged], into soupName: String, matchOn: MatchKey, flagged: FlaggedEntries, context: StageContext,
               result: inout StageResult, rejects: inout RejectsWriter) async throws -> WritePlan
     {
         guard !records.isEmpty else { return WritePlan() }
-        let keys = records.compactMap { $0.record[matchOn] }.filter { !Self.isEmpty($0) }
-        let existing = try await context.store.entries(in: soupName, where: matchOn, in: keys)
+        let keys = records.compactMap { matchOn.value(of: $0.record) }
+        let existing = try await matchOn.entries(in: soupName, of: keys, store: context.store)
         let confirmed = markDirty ? try await context.store.confirmed(ids: existing.values.joined().compactMap(\.soupEntryId), in: soupName) : [:]
         var plan = WritePlan()
         plan.toStore.reserveCapacity(records.count)
@@ -406,10 +359,10 @@ public struct SoupStagingStage: Stage {
             let fromOrg = record["attributes"]?["url"]?.stringValue != nil
             // No key (absent, null or empty): a new entry. `.none` spelled out: a bare `nil` beside
             // a `JSONValue` is JSON null (`ExpressibleByNilLiteral`).
-            let key = record[matchOn].flatMap { Self.isEmpty($0) ? Optional<JSONValue>.none : $0 }
+            let key = matchOn.value(of: record)
             let matches = key.flatMap { existing[$0] } ?? []
             if matches.count > 1 {
-                try rejects.add(line: staged.position, reason: "\(matches.count) entries of \(soupName) have \(matchOn) = \(record[matchOn]!.jsonString)",
+                try rejects.add(line: staged.position, reason: "\(matches.count) entries of \(soupName) have \(matchOn.describe(key!))",
                                 raw: JSONValue.object(record).jsonString)
                 result.add(StageCounts.rejected, object: object)
                 plan.positions.append(.none)
