@@ -62,13 +62,13 @@ final class SyncHarness: Sendable {
     /// `org` adds settings to the org object (`"timeoutSeconds": 1, `).
     /// `refreshAuth` logs in with the seed user's refresh token (re-authenticating after a session expiry).
     func pipeline(syncs: String, stages: String, org: String = "", refreshAuth: Bool = false,
-                  registry: StageRegistry = testRegistry) throws -> PipelineDefinition {
+                  registry: StageRegistry = testRegistry, soups: String = SyncHarness.soups) throws -> PipelineDefinition {
         let auth = refreshAuth
             ? #""loginUrl": "\#(running.instanceURL)", "auth": { "flow": "refresh_token", "refreshToken": "${REFRESH}", "clientId": "demo-client", "clientSecret": "${SECRET}" }"#
             : #""auth": { "flow": "access_token", "accessToken": "${TOKEN}" }"#
         return try loadPipeline("""
             { "org": { \(org)"instanceUrl": "\(running.instanceURL)", \(auth) },
-              "store": "store.sqlite", "soups": \(Self.soups), "syncs": \(syncs), "stages": \(stages) }
+              "store": "store.sqlite", "soups": \(soups), "syncs": \(syncs), "stages": \(stages) }
             """, in: directory, variables: ["TOKEN": token, "REFRESH": "demo-refresh-token", "SECRET": "demo-secret"], registry: registry)
     }
 

@@ -128,7 +128,9 @@ struct MobileSDKConfigDecoder {
                 error("\(syncPath).syncType", "must be \"syncDown\" or \"syncUp\"")
                 continue
             }
-            guard let soupName = sync["soupName"]?.stringValue else {
+            // A graph's objects name their soups: the sync's own soup, optional there, is its first.
+            let graphSoup = sync["target"]?["type"]?.stringValue == "graph" ? sync["target"]?["objects"]?[0]?["soupName"]?.stringValue : nil
+            guard let soupName = sync["soupName"]?.stringValue ?? graphSoup else {
                 error("\(syncPath).soupName", "is required")
                 continue
             }

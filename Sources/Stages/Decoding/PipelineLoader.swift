@@ -51,8 +51,9 @@ public struct PipelineLoader: Sendable {
         if resolved["description"] != nil { _ = context.string(resolved, "description") }
         let dryRun = context.bool(resolved, "dryRun") ?? false
 
-        let soups = context.soups(resolved["soups"])
+        var soups = context.soups(resolved["soups"])
         let syncs = context.syncs(resolved["syncs"], soups: soups)
+        soups = GraphSyncUpTarget.indexingReferences(soups, for: syncs)
         let org = context.org(resolved: resolved["org"], raw: rawObject["org"], store: store)
         let stages = context.stages(resolved["stages"], soups: soups, syncs: syncs)
         context.checkGraph(stages, declaredIds: Self.declaredIds(resolved["stages"]))

@@ -208,8 +208,11 @@ extension GraphSyncUpTarget {
                 for key in ref.keys where !Self.referenceKeys.contains(key) { report("\(place).\(key)", "unknown key"); failed = true }
                 let soups = ref["soups"]?.arrayValue?.compactMap(\.stringValue) ?? ref["soup"]?.stringValue.map { [$0] } ?? []
                 if soups.isEmpty { report(place, "needs \"soup\" (or \"soups\" for a polymorphic lookup)"); failed = true }
-                for target in soups where !declared.contains(target) {
-                    report(place, "\"\(target)\" is not one of this graph's soups (\(declared.sorted().joined(separator: ", ")))")
+                // A soup of the pipeline outside the graph (SPEC §4b's Task.WhatId into opportunities):
+                // its records' server ids pass as they are; a `local_` id of it never resolves, and
+                // the record holding it fails with UNRESOLVED_REFERENCE.
+                for target in soups where !declared.contains(target) && !settings.soups.contains(where: { $0.name == target }) {
+                    report(place, "\"\(target)\" is neither one of this graph's soups (\(declared.sorted().joined(separator: ", "))) nor a soup of the pipeline")
                     failed = true
                 }
                 // Its values are looked up when a referenced record is created.
@@ -218,7 +221,7 @@ extension GraphSyncUpTarget {
                     failed = true
                 }
                 let relationship = RelationshipType(rawValue: ref["relationshipType"]?.stringValue ?? "LOOKUP") ?? .lookup
-                object.references.append(Reference(field: field, soups: soups, relationship: relationship))
+                object.references.append(Reference(field: field, soups: soups.filter(declared.contains), relationship: relationship))
             }
             objects.append(object)
         }
