@@ -59,6 +59,26 @@ import Testing
         })
     }
 
+    /// In the org: accounts owned by one of the seed's active users (not the running user), and
+    /// opportunities by record type.
+    static func lookedUp(_ directory: String) throws -> (owned: Int, typed: (renewals: Int, newBusiness: Int)) {
+        let queue = try DatabaseQueue(path: directory + "/crm.sqlite.org.sqlite")
+        defer { try? queue.close() }
+        return try queue.read { db in
+            let owned = try Int.fetchOne(db, sql: """
+                SELECT COUNT(*) FROM records a JOIN records u ON u.id = json_extract(a.data, '$.OwnerId')
+                WHERE a.type = 'Account' AND u.type = 'User' AND json_extract(u.data, '$.IsActive') AND json_extract(u.data, '$.Username') != 'demo@syncpipeline.dev'
+                """) ?? 0
+            func typed(_ developerName: String) throws -> Int {
+                try Int.fetchOne(db, sql: """
+                    SELECT COUNT(*) FROM records o JOIN records t ON t.id = json_extract(o.data, '$.RecordTypeId')
+                    WHERE o.type = 'Opportunity' AND t.type = 'RecordType' AND json_extract(t.data, '$.DeveloperName') = ?
+                    """, arguments: [developerName]) ?? 0
+            }
+            return (owned, (try typed("Renewal"), try typed("New_Business")))
+        }
+    }
+
     /// Every record of the org's database, as stored (id, data, deleted flag, modstamp), hashed.
     static func orgRecords(_ directory: String) -> Int {
         guard let queue = try? DatabaseQueue(path: directory + "/crm.sqlite.org.sqlite") else { return 0 }
@@ -119,9 +139,17 @@ import Testing
         #expect(Self.count(loaded.report, "stage-contacts", "rejected") == 1, "the contact of an unknown account")
         #expect(Self.count(loaded.report, "cases", "rejected") == 1, "the row cut short by a stray quote")
         #expect(Self.count(loaded.report, "shape-cases", "rejected") == 1, "a status code the map does not know")
-        #expect(Self.count(loaded.report, "shape-opportunities", "rejected") == 1, "a close date that does not exist")
+        #expect(Self.count(loaded.report, "shape-opportunities", "rejected") == 2, "a close date that does not exist, a record type the org lacks")
         let rejected = try String(contentsOfFile: loaded.directory + "/rejects/shape-opportunities.csv", encoding: .utf8)
         #expect(rejected.contains("1202,set.CloseDate: DATE: 2026-02-31 is not a date,"), "the line in opportunities.csv: \(rejected)")
+        #expect(rejected.contains("1502,lookups[0] (RecordTypeId): no RecordType has SobjectType = 'Opportunity' and DeveloperName = 'Upsell',"),
+                "\(rejected)")
+        // Owners found by e-mail among the active users (the inactive one's account falls back to
+        // the running user), record types by developer name: every loaded opportunity has one.
+        let (owned, typed) = try Self.lookedUp(directory)
+        #expect(owned == 1_999, "CSV accounts owned by the seed's active users: \(owned)")
+        // Without the lookup every opportunity would take the object's first (default) record type.
+        #expect(typed.renewals > 1_000 && typed.newBusiness > 1_000, "opportunities by record type: \(typed)")
         let store = directory + "/crm.sqlite"
         for (soup, object) in [("Accounts", "Account"), ("Contacts", "Contact"), ("Opportunities", "Opportunity"), ("Cases", "Case")] {
             let counts = try await Self.soupCounts(store, soup)
