@@ -73,6 +73,31 @@ import Testing
                 "\(ambiguous.rejects)")
     }
 
+    /// `parent` with a list `key` and `matchOn`: a record finds its parent by a composite key.
+    @Test func aParentFoundByACompositeKey() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        _ = try await run("LastName,Birthdate,MailingPostalCode,Id\nSilva,1990-04-01,10115,003A\nSilva,1985-12-31,10115,003B\n", in: directory)
+        try write("Subject,Surname,Born,Code\nA,Silva,1990-04-01,10115\nB,Silva,1985-12-31,10115\nC,Silva,1990-04-01,99999\n", to: "cases.csv", in: directory)
+        let soups = Self.soups.replacingOccurrences(of: "\"soups\": [", with: """
+            "soups": [ {"soupName": "Cases", "indexes": [{"path": "Id", "type": "string"}, {"path": "Subject", "type": "string"}]},
+            """)
+        let pipeline = try loadPipeline("""
+            { \(soups), "stages": [
+                { "id": "csv", "type": "extract.csv", "file": "cases.csv", "sobjectType": "Case" },
+                { "id": "stage", "type": "stage", "from": "csv", "soup": "Cases", "matchOn": "Subject",
+                  "parent": { "soup": "People", "key": ["Surname", "Born", "Code"], "matchOn": ["LastName", "Birthdate", "MailingPostalCode"],
+                              "idField": "ContactId" } } ] }
+            """, in: directory)
+        let outcome = try await PipelineRunner(pipeline: pipeline, observer: RecordingObserver()).run()
+        let cases = try await SoupStore.openForReading(path: pipeline.store).entries(in: "Cases", limit: 10)
+        #expect(outcome.report.stages[1].counts["created"] == 2 && outcome.report.stages[1].counts["rejected"] == 1)
+        #expect(cases.first { $0["Subject"] == "A" }?["ContactId"] == "003A" && cases.first { $0["Subject"] == "B" }?["ContactId"] == "003B")
+        #expect(cases.allSatisfy { $0["Surname"] == nil && $0["Born"] == nil && $0["Code"] == nil }, "the key's fields leave the record")
+        let rejects = try String(contentsOfFile: outcome.report.reportDir + "/rejects/stage.csv", encoding: .utf8)
+        #expect(rejects.contains(#"missing parent: Surname + Born + Code = [""Silva"",""1990-04-01"",""99999""]"#), "\(rejects)")
+    }
+
     @Test func everyPathMustBeIndexed() throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -80,6 +105,6 @@ import Testing
         let errors = loadErrors("{ \(Self.soups), \"stages\": \(Self.stages.replacingOccurrences(of: "\"MailingPostalCode\"]", with: "\"Phone\"]")) }", in: directory)
         #expect(errors.contains { $0.contains("stages[1].matchOn: soup \"People\" has no index on \"Phone\"") }, "\(errors)")
         let badShape = loadErrors("{ \(Self.soups), \"stages\": \(Self.stages.replacingOccurrences(of: "[\"LastName\", \"Birthdate\", \"MailingPostalCode\"]", with: "[\"LastName\", 3]")) }", in: directory)
-        #expect(badShape.contains { $0.contains("stages[1].matchOn: must be an indexed path, or a list of them") }, "\(badShape)")
+        #expect(badShape.contains { $0.contains("stages[1].matchOn: must be an indexed path, or a list of distinct ones") }, "\(badShape)")
     }
 }

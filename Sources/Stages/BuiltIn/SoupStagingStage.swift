@@ -27,13 +27,14 @@ public struct SoupStagingStage: Stage {
     }
 
     /// How records find a parent entry: in the first of `soups` with an entry whose `matchOn`
-    /// equals the record's `key` (several soups: a polymorphic lookup). A link into the stage's own
-    /// soup (a self-lookup) is resolved once the whole input is staged, so a parent later in the
-    /// input is found. Without `required`, a record with no key value simply has no link.
+    /// equals the record's `key` (several soups: a polymorphic lookup; lists of paths: a
+    /// composite key). A link into the stage's own soup (a self-lookup) is resolved once the whole
+    /// input is staged, so a parent later in the input is found. Without `required`, a record
+    /// with no key value simply has no link.
     struct Parent: Sendable {
         var soups: [String]
-        var key: String
-        var matchOn: String
+        var key: MatchKey
+        var matchOn: MatchKey
         var idField: String
         var required = true
     }
@@ -52,7 +53,7 @@ public struct SoupStagingStage: Stage {
 
     public init(settings: StageSettings) throws {
         soup = settings.soup("soup") ?? ""
-        matchOn = MatchKey(Self.matchPaths(settings))
+        matchOn = MatchKey(settings: settings)
         leaveIfChanged = settings.choice("mergeMode", of: ["OVERWRITE", "LEAVE_IF_CHANGED"], default: "OVERWRITE") == "LEAVE_IF_CHANGED"
         markDirty = settings.bool("markDirty", default: false)
         sobjectType = settings.string("sobjectType")
@@ -96,43 +97,34 @@ public struct SoupStagingStage: Stage {
                 settings.report("\(place).\(key)", "unknown key; expected soup (or soups), key, matchOn, idField, required")
             }
             let soups = object["soups"]?.arrayValue?.compactMap(\.stringValue) ?? object["soup"]?.stringValue.map { [$0] } ?? []
-            guard !soups.isEmpty, let key = object["key"]?.stringValue, let parentMatch = object["matchOn"]?.stringValue,
+            guard !soups.isEmpty, let key = MatchKey.paths(object["key"]), let parentMatch = MatchKey.paths(object["matchOn"]),
                   let idField = object["idField"]?.stringValue else {
-                settings.report(place, "needs soup (or soups), key, matchOn and idField")
+                settings.report(place, "needs soup (or soups), key, matchOn and idField (key and matchOn: a path, or lists of as many paths)")
                 continue
+            }
+            if key.count != parentMatch.count {
+                settings.report("\(place).key", "names \(key.count) path(s) and matchOn \(parentMatch.count): a composite key pairs them in order")
             }
             for soupName in soups {
                 if !knownSoups.contains(where: { $0.name == soupName }) {
                     settings.report("\(place).soup", "no soup named \"\(soupName)\"; known soups: \(knownSoups.map(\.name).sorted().joined(separator: ", "))")
                 }
-                checkIndexed(soupName, parentMatch, "\(place).matchOn")
+                for path in parentMatch { checkIndexed(soupName, path, "\(place).matchOn") }
             }
-            var link = Parent(soups: soups, key: key, matchOn: parentMatch, idField: idField)
+            var link = Parent(soups: soups, key: MatchKey(key), matchOn: MatchKey(parentMatch), idField: idField)
             if let required = object["required"] {
                 if let flag = required.boolValue { link.required = flag } else { settings.report("\(place).required", "must be true or false") }
             }
             if soups.contains(soup) {
                 if soups.count > 1 { settings.report("\(place).soups", "a link into the stage's own soup names that soup only") }
                 if matchOn.single == SyncField.soupEntryId { settings.report("matchOn", "a self-lookup needs records matched on a field, not _soupEntryId") }
-                if matchOn.single == nil { settings.report("matchOn", "a self-lookup needs records matched on one path, not a composite key") }
+                if matchOn.single == nil || key.count > 1 { settings.report("matchOn", "a self-lookup needs records matched on one path, not a composite key") }
             }
             links.append(link)
         }
         let soupName = soup
         parents = links.filter { !$0.soups.contains(soupName) }
         selfLinks = links.filter { $0.soups.contains(soupName) }
-    }
-
-    /// `matchOn`: one path (default `Id`), or a list of paths — a composite key.
-    static func matchPaths(_ settings: StageSettings) -> [String] {
-        guard let value = settings.value("matchOn") else { return ["Id"] }
-        if let path = value.stringValue, !path.isEmpty { return [path] }
-        if let paths = value.arrayValue?.compactMap(\.stringValue), paths.count == value.arrayValue?.count, !paths.isEmpty, !paths.contains("") {
-            if Set(paths).count != paths.count { settings.report("matchOn", "a path is repeated in the key") }
-            return paths
-        }
-        settings.report("matchOn", "must be an indexed path, or a list of them (a composite key: [\"LastName\", \"Birthdate\"])")
-        return ["Id"]
     }
 
     /// A record and its line for the rejects file: where it started in a file upstream, else its
@@ -169,10 +161,10 @@ public struct SoupStagingStage: Stage {
             }
             for link in selfLinks {
                 for staged in records {
-                    guard let match = staged.record[matchOn.paths[0]], let key = staged.record[link.key], !Self.isEmpty(key) else { continue }
+                    guard let match = staged.record[matchOn.paths[0]], let key = staged.record[link.key.paths[0]], !Self.isEmpty(key) else { continue }
                     pendingSelfLinks.append(PendingSelfLink(position: staged.position, link: link, match: match, key: key, raw: staged.record))
                 }
-                for index in records.indices { records[index].record[link.key] = nil }
+                for index in records.indices { records[index].record[link.key.paths[0]] = nil }
             }
             var nested: [[JSONObject]] = []
             if let children {
@@ -243,10 +235,10 @@ public struct SoupStagingStage: Stage {
             let confirmed = markDirty ? try await context.store.confirmed(ids: entries.values.compactMap(\.soupEntryId), in: soup) : [:]
             var linked = Set<JSONValue>()
             var byLink: [String: [PendingSelfLink]] = [:]
-            for item in chunk { byLink[item.link.matchOn + "\u{0}" + item.link.idField, default: []].append(item) }
+            for item in chunk { byLink[item.link.matchOn.paths[0] + "\u{0}" + item.link.idField, default: []].append(item) }
             for group in byLink.values {
                 let link = group[0].link
-                let parents = try await context.store.entries(in: soup, where: link.matchOn, in: group.map(\.key), keepingOnly: "Id")
+                let parents = try await context.store.entries(in: soup, where: link.matchOn.paths[0], in: group.map(\.key), keepingOnly: "Id")
                 for item in group {
                     // Its record counted a conflict: left as it is.
                     if let entry = entries[item.match], keepsLocalChanges(entry, flagged: flagged, in: soup) { continue }
@@ -287,28 +279,29 @@ public struct SoupStagingStage: Stage {
     /// record names none).
     func linkParents(_ records: [Staged], parent: Parent, context: StageContext, result: inout StageResult,
                      rejects: inout RejectsWriter) async throws -> [Staged] {
-        let keys = records.compactMap { $0.record[parent.key] }.filter { !Self.isEmpty($0) }
+        let keys = records.compactMap { parent.key.value(of: $0.record) }
         var found: [[JSONValue: [JSONObject]]] = []
-        for soupName in parent.soups { found.append(try await context.store.entries(in: soupName, where: parent.matchOn, in: keys, keepingOnly: "Id")) }
+        for soupName in parent.soups { found.append(try await parent.matchOn.entries(in: soupName, of: keys, store: context.store, keepingOnly: "Id")) }
         var linked: [Staged] = []
         for staged in records {
             var record = staged.record
             let object = Self.type(of: record) ?? sobjectType ?? "records"
-            if !parent.required, record[parent.key].map(Self.isEmpty) ?? true {
-                record[parent.key] = nil
+            let key = parent.key.value(of: record)
+            if !parent.required, key == nil {
+                for path in parent.key.paths { record[path] = nil }
                 linked.append(Staged(position: staged.position, record: record))
                 continue
             }
-            let matches = record[parent.key].flatMap { key in found.lazy.compactMap { $0[key] }.first { !$0.isEmpty } } ?? []
+            let matches = key.flatMap { key in found.lazy.compactMap { $0[key] }.first { !$0.isEmpty } } ?? []
             guard matches.count == 1, let id = matches[0]["Id"] else {
-                let keyText = record[parent.key].map { $0.stringValue ?? $0.jsonString } ?? "(none)"
+                let keyText = parent.key.single.flatMap { record[$0] }.map { $0.stringValue ?? $0.jsonString } ?? key?.jsonString ?? "(none)"
                 try rejects.add(line: staged.position, reason: "\(matches.count > 1 ? "ambiguous parent" : "missing parent"): \(parent.key) = \(keyText)",
                                 raw: JSONValue.object(staged.record).jsonString)
                 result.add(StageCounts.rejected, object: object)
                 continue
             }
             record[parent.idField] = id
-            record[parent.key] = nil
+            for path in parent.key.paths { record[path] = nil }
             linked.append(Staged(position: staged.position, record: record))
         }
         return linked
