@@ -9,7 +9,7 @@ import Testing
 /// The emulator's admin API (`/emulator/stats`, `reset`, `clock`, `faults`) and injected faults.
 @Suite struct AdminAndFaultsTests {
     static let seedCounts = ["Account": 3, "Contact": 3, "Opportunity": 1, "Case": 1, "Order__c": 1, "Order_Line__c": 2,
-                             "User": 1, "Organization": 1, "RecordType": 2]
+                             "User": 6, "Organization": 1, "RecordType": 2]
 
     @Test func statsCountRequestsByKindAndWrites() async throws {
         try await withEmulator { emu in
