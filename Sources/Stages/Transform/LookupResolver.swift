@@ -44,19 +44,30 @@ struct LookupResolver {
     mutating func apply(to records: inout [JSONObject], now: Int64) async throws -> [Int: String] {
         var rejected: [Int: String] = [:]
         for (ruleIndex, rule) in rules.enumerated() {
-            var keys: [Int: Key] = [:]
-            var blank: [Int] = []
+            // Each record's key as a position among the batch's distinct keys: -1 blank, -2 rejected.
+            var slots = [Int](repeating: -2, count: records.count)
+            var distinct: [Key] = []
+            var positions: [[String]: Int] = [:]
             for index in records.indices where rejected[index] == nil {
                 switch Self.key(of: records[index], rule, now: now) {
-                case .success(let key?): keys[index] = key
-                case .success(nil): blank.append(index)
+                case .success(let key?):
+                    if let position = positions[key.compared] {
+                        slots[index] = position
+                    } else {
+                        positions[key.compared] = distinct.count
+                        slots[index] = distinct.count
+                        distinct.append(key)
+                    }
+                case .success(nil): slots[index] = -1
                 case .failure(let failure): rejected[index] = failure.reason
                 }
             }
-            try await fetch(keys.values, rule: ruleIndex)
-            for index in blank { settle(&records[index], rule, .none, key: nil, now: now, rejected: &rejected, at: index) }
-            for (index, key) in keys {
-                settle(&records[index], rule, known[ruleIndex][key.compared] ?? .none, key: key, now: now, rejected: &rejected, at: index)
+            try await fetch(distinct, rule: ruleIndex)
+            let resolutions = distinct.map { known[ruleIndex][$0.compared] ?? Resolution.none }
+            for index in records.indices where slots[index] != -2 {
+                let slot = slots[index]
+                settle(&records[index], rule, slot >= 0 ? resolutions[slot] : .none, key: slot >= 0 ? distinct[slot] : nil, now: now,
+                       rejected: &rejected, at: index)
             }
         }
         return rejected
@@ -80,15 +91,18 @@ struct LookupResolver {
         return .success(key)
     }
 
-    /// Asks the org for the keys of `rule` it was not asked for yet.
-    private mutating func fetch(_ keys: Dictionary<Int, Key>.Values, rule ruleIndex: Int) async throws {
-        var wanted: [[String]: Key] = [:]
-        for key in keys where known[ruleIndex][key.compared] == nil { wanted[key.compared] = key }
+    /// Asks the org for the keys (distinct) of `rule` it was not asked for yet.
+    private mutating func fetch(_ keys: [Key], rule ruleIndex: Int) async throws {
+        var wanted = keys.filter { known[ruleIndex][$0.compared] == nil }
         guard !wanted.isEmpty else { return }
-        if known[ruleIndex].count + wanted.count > Self.cacheLimit { known[ruleIndex].removeAll(keepingCapacity: true) }
+        if known[ruleIndex].count + wanted.count > Self.cacheLimit {
+            // Memory stays flat: the answers are dropped, and this batch's keys all asked again.
+            known[ruleIndex].removeAll(keepingCapacity: true)
+            wanted = keys
+        }
         var chunk: [Key] = []
         var size = 0
-        for key in wanted.values.sorted(by: { $0.compared.lexicographicallyPrecedes($1.compared) }) {
+        for key in wanted.sorted(by: { $0.compared.lexicographicallyPrecedes($1.compared) }) {
             let cost = key.literals.reduce(0) { $0 + $1.description.utf8.count + 2 }
             if !chunk.isEmpty && size + cost > Self.literalBudget {
                 try await query(chunk, rule: ruleIndex)
@@ -133,15 +147,14 @@ struct LookupResolver {
     /// Sets the rule's field of one record from its key's answer, or rejects it.
     private func settle(_ record: inout JSONObject, _ rule: LookupRule, _ resolution: Resolution, key: Key?, now: Int64,
                         rejected: inout [Int: String], at index: Int) {
-        let described = Self.describe(rule, key)
         switch resolution {
         case .id(let id):
             record[rule.field] = .string(id)
         case .ambiguous(let count):
-            rejected[index] = "\(rule.name): \(count) \(rule.sobjectType) records have \(described) (ambiguous)"
+            rejected[index] = "\(rule.name): \(count) \(rule.sobjectType) records have \(Self.describe(rule, key)) (ambiguous)"
         case .none:
             switch rule.otherwise {
-            case .reject: rejected[index] = "\(rule.name): no \(rule.sobjectType) has \(described)"
+            case .reject: rejected[index] = "\(rule.name): no \(rule.sobjectType) has \(Self.describe(rule, key))"
             case .null: record[rule.field] = .null
             case .keep: break
             case .value(let value): record[rule.field] = .string(value)
@@ -176,7 +189,8 @@ struct LookupResolver {
     /// A value as compared: text without case (SOQL's `=` on text ignores it), numbers as numbers.
     private static func compared(_ value: JSONValue) -> String {
         switch value {
-        case .string(let text): return text.lowercased()
+        // Most keys have no capital letter: those are compared as they are, with no new string.
+        case .string(let text): return text.utf8.contains { $0 >= 0x41 && $0 <= 0x5A || $0 >= 0x80 } ? text.lowercased() : text
         case .integer(let number): return String(Double(number))
         case .double(let number): return String(number)
         case .bool(let flag): return flag ? "true" : "false"
