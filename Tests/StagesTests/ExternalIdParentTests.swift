@@ -64,6 +64,32 @@ import Testing
         #expect(rejects.contains("Foreign key external ID: NO-SUCH-KEY not found"), "\(rejects)")
     }
 
+    /// A graph that upserts accounts by a new external id, and creates contacts naming them by
+    /// it: the dry run counts the planned accounts as there (no refusal), the live run creates both.
+    @Test func aParentPlannedByUpsertInTheSameRun() async throws {
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        let sync = """
+            [ { "syncName": "load", "syncType": "syncUp",
+                "target": { "type": "graph", "objects": [
+                    { "soupName": "Accounts", "sobjectType": "Account", "externalIdFieldName": "External_Id__c", "createFieldlist": ["Name", "External_Id__c"] },
+                    { "soupName": "Contacts", "sobjectType": "Contact", "createFieldlist": ["LastName", "Account.External_Id__c"] } ] } } ]
+            """
+        let pipeline = try bench.pipeline(syncs: sync, stages: #"[ { "id": "up", "type": "syncUp", "sync": "load" } ]"#)
+        try await bench.put([SyncHarness.local("Account", "local_new", ["Name": "Newco", "External_Id__c": "NEW-1"])], into: "Accounts", pipeline)
+        try await bench.put([SyncHarness.local("Contact", "local_k1", ["LastName": "Known", "Account.External_Id__c": "NEW-1"]),
+                             SyncHarness.local("Contact", "local_k2", ["LastName": "Lost", "Account.External_Id__c": "NEW-404"])], into: "Contacts", pipeline)
+        let plan = try await bench.run(pipeline, dryRun: true)
+        #expect(plan.report.stages[0].counts["rejected"] == 1, "only the contact under a key nobody holds: \(plan.report.stages[0])")
+        let planCSV = try String(contentsOfFile: plan.report.reportDir + "/Contact-plan.csv", encoding: .utf8)
+        #expect(planCSV.contains("NEW-404 not found") && !planCSV.contains("NEW-1 not found"), "\(planCSV)")
+        let run = try await bench.run(pipeline)
+        #expect(run.report.stages[0].counts["created"] == 2 && run.report.stages[0].counts["failed"] == 1, "\(run.report.stages[0])")
+        let newco = try await bench.query("SELECT Id FROM Account WHERE External_Id__c = 'NEW-1'").first?["Id"]
+        let known = try await bench.query("SELECT AccountId FROM Contact WHERE LastName = 'Known'").first
+        #expect(newco != nil && known?["AccountId"] == newco)
+    }
+
     @Test func aKeyFieldThatIsNoExternalIdIsRefused() async throws {
         let bench = try await SyncHarness()
         defer { Task { await bench.close() } }

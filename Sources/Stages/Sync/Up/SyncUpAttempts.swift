@@ -8,6 +8,8 @@ public final class SyncUpAttempts: Sendable {
     private struct State {
         var taken: [String: Set<Int64>] = [:]
         var planned: Set<String> = []
+        /// Parent keys (``SyncUpRecordValidator/parentKey(_:)``) of records planned by upsert.
+        var plannedKeys: Set<String> = []
         /// Fields left out of a create to break a cycle, by soup and entry: sent by a later update.
         var deferred: [String: [Int64: [String]]] = [:]
         var deferredSent: [String: Set<Int64>] = [:]
@@ -43,6 +45,17 @@ public final class SyncUpAttempts: Sendable {
     /// `true` when the record holding `localId` is planned in this dry run.
     public func isPlanned(_ localId: String) -> Bool {
         state.withLock { $0.planned.contains(localId) }
+    }
+
+    /// Records that a record holding this key is planned (a dry run's upsert by external id), so
+    /// a record naming its parent by that key is not reported as pointing at nothing.
+    func plan(parentKey: String) {
+        state.withLock { _ = $0.plannedKeys.insert(parentKey) }
+    }
+
+    /// `true` when a record holding `parentKey` is planned in this dry run.
+    func isPlanned(parentKey: String) -> Bool {
+        state.withLock { $0.plannedKeys.contains(parentKey) }
     }
 
     /// Starts a round; `true` when the round before it took nothing (a graph then breaks a cycle).

@@ -101,6 +101,9 @@ extension SyncUpRecordValidator {
             return invalid("Provided external ID field does not exist or is not accessible: \(keyField)")
         }
         switch parentKeyCounts[Self.parentKey(reference)] {
+        case 0? where attempts.isPlanned(parentKey: Self.parentKey(reference)):
+            // Not in the org yet: planned by upsert earlier in this dry run.
+            return .sets(fieldName)
         case 0?: return invalid("Foreign key external ID: \(reference.key) not found for field \(keyField) in entity \(reference.parent)")
         case let count? where count > 1:
             return invalid("Foreign key external ID: \(reference.key) matched more than one record for field \(keyField) in entity \(reference.parent)")

@@ -14,12 +14,12 @@ actor SyncUpRecordValidator {
     private var describes: [String: JSONObject?] = [:]
     /// How many org records each parent key (``parentKey(_:_:_:)``) names, read ahead a page at a time.
     var parentKeyCounts: [String: Int] = [:]
-    /// `true` for the `local_` id of a record planned in the same dry run (a graph's parent).
-    private let isPlanned: @Sendable (String) -> Bool
+    /// What the dry run has planned so far: `local_` ids (a graph's parents) and keys of upserts.
+    let attempts: SyncUpAttempts
 
-    init(client: any OrgClient, isPlanned: @escaping @Sendable (String) -> Bool = { _ in false }) {
+    init(client: any OrgClient, attempts: SyncUpAttempts = SyncUpAttempts(planning: true)) {
         self.client = client
-        self.isPlanned = isPlanned
+        self.attempts = attempts
     }
 
     /// The describe of `type`, read once; `nil` when the org has no such object.
@@ -59,7 +59,7 @@ actor SyncUpRecordValidator {
             guard let text = value.stringValue else { continue }
             if field["type"]?.stringValue == "reference", SyncField.isLocalId(text) {
                 // A record planned in this dry run gets its id before this one is sent.
-                if isPlanned(text) { continue }
+                if attempts.isPlanned(text) { continue }
                 return SyncUpError(status: 400, code: "UNRESOLVED_REFERENCE",
                                    message: "\(name) refers to \(text), a local record that is not part of this sync up", fields: [name])
             }
@@ -102,6 +102,10 @@ actor SyncUpRecordValidator {
             if !missing.isEmpty {
                 return SyncUpError(status: 400, code: "REQUIRED_FIELD_MISSING", message: "Required fields are missing: [\(missing.joined(separator: ", "))]",
                                    fields: missing)
+            }
+            // A record planned by its external id may be named as a parent by that key.
+            if let field = operation.externalIdField, let value = operation.externalIdValue {
+                attempts.plan(parentKey: Self.parentKey(ParentReference(parent: operation.objectType, field: field, key: value)))
             }
         }
         return nil

@@ -130,7 +130,7 @@ public struct SyncUpStage: Stage {
                                     minApiRemainingPercent: minApiRemainingPercent, dryRun: context.dryRun, stageId: context.stageId,
                                     bulkJobRecords: bulkJobRecords, pageSize: pageSize, recordRetries: recordRetries),
                     store: context.store, client: client, tracker: tracker, files: files, logger: context.logger,
-                    validator: context.dryRun ? SyncUpRecordValidator(client: client, isPlanned: attempts.isPlanned) : nil,
+                    validator: context.dryRun ? SyncUpRecordValidator(client: client, attempts: attempts) : nil,
                     shouldStop: { Task.isCancelled }, breaker: breaker)
                 try await engine.run(into: &tally)
             }
