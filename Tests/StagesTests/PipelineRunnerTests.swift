@@ -196,6 +196,61 @@ import Testing
         #expect(outcome.report.stages[0].counts["read"] == 4)
     }
 
+    @Test func aTransformReadByOneStageHandsItsRecordsOnInMemory() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let key = UUID().uuidString
+        // "sink" starts only once "gate" has ended: "shape" is held until it reads, and no record
+        // of the 40,000 (twice what a stored dataset keeps in memory) is lost meanwhile.
+        let pipeline = try loadPipeline("""
+            { "stages": [ { "id": "source", "type": "test.count", "count": 40000, "emitBatch": 1000, "timeline": "\(key)" },
+                          { "id": "shape", "type": "transform", "from": "source", "set": { "twice": "n * 2" } },
+                          { "id": "gate", "type": "test.count", "count": 1, "waitFor": "source", "timeline": "\(key)" },
+                          { "id": "sink", "type": "test.count", "from": "shape", "after": ["gate"], "readBatch": 3000 } ] }
+            """, in: directory)
+        #expect(pipeline.streamedOutputs == ["shape": "sink"])
+        let outcome = try await run(pipeline)
+        #expect(outcome.exitCode == 0, "\(outcome.report.stages.map { $0.error ?? "" })")
+        #expect(outcome.report.stages.first { $0.id == "shape" }?.counts["read"] == 40000)
+        #expect(outcome.report.stages.first { $0.id == "sink" }?.counts["read"] == 40000)
+        let store = try SoupStore.openForReading(path: pipeline.store)
+        #expect(try await store.datasetRecords("shape", limit: 10).isEmpty)
+        #expect(try await store.datasetInfo("shape")?.complete == false)
+        let sunk = try await store.datasetRecords("sink", afterSeq: 39_998, limit: 4).map(\.record)
+        #expect(sunk == [["n": 39998, "twice": 79996, "seenBy": "sink"], ["n": 39999, "twice": 79998, "seenBy": "sink"]])
+
+        // Run alone, the reader runs its transform again: the store holds nothing to read.
+        let observer = RecordingObserver()
+        let again = try await run(pipeline, RunOptions(only: ["sink"]), observer: observer)
+        #expect(again.exitCode == 0)
+        #expect(again.report.stages.map(\.id) == ["shape", "sink"])
+        #expect(again.report.stages.last?.counts["read"] == 40000)
+        #expect(observer.lines.contains { $0.contains("shape runs too: its output goes to sink in memory and is not kept between runs") })
+    }
+
+    @Test func aTransformAnotherStageWaitsForIsStored() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // Streamed, "shape" would wait for "sink", which waits for "later", which waits for "shape".
+        let pipeline = try loadPipeline("""
+            { "stages": [ { "id": "source", "type": "test.count", "count": 40000, "emitBatch": 1000 },
+                          { "id": "shape", "type": "transform", "from": "source" },
+                          { "id": "later", "type": "test.count", "count": 1, "after": ["shape"] },
+                          { "id": "sink", "type": "test.count", "from": "shape", "after": ["later"], "readBatch": 3000 },
+                          { "id": "both", "type": "transform", "from": "source" },
+                          { "id": "one", "type": "test.count", "from": "both" },
+                          { "id": "two", "type": "test.count", "from": ["both", "source"] } ] }
+            """, in: directory)
+        #expect(pipeline.streamedOutputs.isEmpty)
+        let outcome = try await run(pipeline)
+        #expect(outcome.exitCode == 0, "\(outcome.report.stages.map { $0.error ?? "" })")
+        #expect(outcome.report.stages.first { $0.id == "sink" }?.counts["read"] == 40000)
+        let store = try SoupStore.openForReading(path: pipeline.store)
+        let shape = try await store.datasetInfo("shape")
+        #expect(shape?.count == 40000 && shape?.complete == true && shape?.runId == outcome.report.runId)
+        #expect(try await store.datasetInfo("both")?.count == 40000)
+    }
+
     @Test func aDryRunReadsTheDatasetsAnEarlierRunLeft() async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -106,8 +106,11 @@ public protocol DatasetFeed: Sendable {
 
     /// The records of `name` after sequence number `seq` (at most `limit`) when the feed still
     /// holds them in memory — the producer's own values, already stored — or `nil`: then they are
-    /// read from the store.
-    func records(of name: String, after seq: Int64, limit: Int) async -> [JSONValue]?
+    /// read from the store (never for a streamed dataset).
+    func records(of name: String, after seq: Int64, limit: Int) async throws -> [JSONValue]?
+
+    /// Whether `name` is handed on in memory only, never stored: the store is not read for it.
+    func isStreamed(_ name: String) -> Bool
 
     /// The reader is done with `name` (it read to the end).
     func finishedReading(_ name: String) async
@@ -152,14 +155,16 @@ public struct DatasetBatches: AsyncSequence, Sendable {
             while nameIndex < names.count {
                 let name = names[nameIndex]
                 let version = await feed?.version(of: name) ?? 0
-                if let records = await feed?.records(of: name, after: cursor, limit: batchSize), !records.isEmpty {
+                if let records = try await feed?.records(of: name, after: cursor, limit: batchSize), !records.isEmpty {
                     cursor += Int64(records.count)
                     return records
                 }
-                let page = try await store.datasetRecords(name, afterSeq: cursor, limit: batchSize)
-                if let last = page.last {
-                    cursor = last.seq
-                    return page.map(\.record)
+                if feed?.isStreamed(name) != true {
+                    let page = try await store.datasetRecords(name, afterSeq: cursor, limit: batchSize)
+                    if let last = page.last {
+                        cursor = last.seq
+                        return page.map(\.record)
+                    }
                 }
                 if let feed, try await feed.waitForMore(in: name, after: version) { continue }
                 await feed?.finishedReading(name)

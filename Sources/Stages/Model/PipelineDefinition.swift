@@ -25,6 +25,22 @@ public struct PipelineDefinition: Sendable {
     public func stage(_ id: String) -> StageDefinition? {
         stages.first { $0.id == id }
     }
+
+    /// The stages whose output is handed on in memory, never stored, each with the one stage
+    /// reading it: a stage whose type ``Stage/streamsToSoleReader``, that no stage but its reader
+    /// waits for (`from` or `after`), the reader reading nothing else. (Another stage waiting for
+    /// it could hold the reader back while the stage waits for the reader: they would never end.)
+    public var streamedOutputs: [String: String] {
+        var dependents: [String: [StageDefinition]] = [:]
+        for stage in stages {
+            for id in stage.dependencies { dependents[id, default: []].append(stage) }
+        }
+        var streamed: [String: String] = [:]
+        for stage in stages where type(of: stage.stage).streamsToSoleReader {
+            if let only = dependents[stage.id], only.count == 1, only[0].from == [stage.id] { streamed[stage.id] = only[0].id }
+        }
+        return streamed
+    }
 }
 
 /// One entry of `stages`: its identity, edges and the stage type's own settings.

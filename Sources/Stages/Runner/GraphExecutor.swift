@@ -16,7 +16,8 @@ struct GraphExecutor: Sendable {
     let orgSession: OrgSession
     let reportDirectory: String
     let control: RunControl
-    let feed = StageFeed()
+    /// The run's datasets as they are written; streamed ones stay in it.
+    let feed: StageFeed
     /// When the run began: stages report their start as an offset from it.
     let began = ContinuousClock.now
 
@@ -110,7 +111,8 @@ struct GraphExecutor: Sendable {
             try await store.beginDataset(stage.id, runId: runId)
             await feed.started(stage.id)
             let result = try await stage.stage.run(in: context)
-            if !Task.isCancelled { try await store.finishDataset(stage.id) }
+            // A streamed dataset is never complete in the store: it holds none of it.
+            if !Task.isCancelled, !feed.isStreamed(stage.id) { try await store.finishDataset(stage.id) }
             await feed.ended(stage.id, failed: Task.isCancelled)
             outcome = StageOutcome(status: result.hasProblems ? .partial : .succeeded, result: result, durationMs: 0, error: nil, failureKind: nil)
         } catch where Task.isCancelled && control.stopExitCode != nil {

@@ -82,10 +82,18 @@ public struct PipelineRunner: Sendable {
         // Copies left by dry runs that were killed: with the lock held, none is in use.
         Self.removeDryRunCopies(of: pipeline.store)
 
-        let selected = options.only.isEmpty ? pipeline.stages : pipeline.stages.filter { options.only.contains($0.id) }
         for id in options.only where pipeline.stage(id) == nil {
             throw .invalidInput("--only \(id): no stage with that id; known ids: \(pipeline.stages.map(\.id).joined(separator: ", "))")
         }
+        // A stage whose input is streamed (never stored) runs with the stage producing it.
+        let streamed = pipeline.streamedOutputs
+        var selectedIds = Set(options.only.isEmpty ? pipeline.stages.map(\.id) : options.only)
+        var rerun: [String] = []
+        while let (producer, reader) = streamed.first(where: { selectedIds.contains($0.value) && !selectedIds.contains($0.key) }) {
+            selectedIds.insert(producer)
+            rerun.append("\(producer) runs too: its output goes to \(reader) in memory and is not kept between runs")
+        }
+        let selected = pipeline.stages.filter { selectedIds.contains($0.id) }
         // When a stage writes to the org, the org is connected (and whether it refuses the run's
         // writes found out) while the store opens; no stage starts before the answer.
         let orgSession = OrgSession(configuration: pipeline.org, connector: orgConnector)
@@ -123,7 +131,7 @@ public struct PipelineRunner: Sendable {
 
         if !options.only.isEmpty {
             for stage in selected {
-                for input in stage.from where !options.only.contains(input) {
+                for input in stage.from where !selectedIds.contains(input) {
                     let info = try? await store.datasetInfo(input)
                     guard let info, info.complete else {
                         throw await abandon(.invalidInput("--only \(stage.id): it reads stage \"\(input)\", and the store holds no complete dataset from it; run \"\(input)\" first"))
@@ -133,6 +141,7 @@ public struct PipelineRunner: Sendable {
         }
 
         log.emit(.runStarted(runId: runId, pipeline: pipeline.name, dryRun: options.dryRun))
+        for message in rerun.sorted() { log.emit(.log(level: .info, stage: nil, message: message)) }
         // Recorded now, so a run that is killed still shows in `pipeline runs` (as killed, once the
         // next run finds it never finished).
         if !options.dryRun {
@@ -144,7 +153,8 @@ public struct PipelineRunner: Sendable {
         }
         let executor = GraphExecutor(
             stages: selected, runId: runId, pipeline: pipeline, store: store, dryRun: options.dryRun, log: log,
-            orgSession: orgSession, reportDirectory: reportDirectory, control: control)
+            orgSession: orgSession, reportDirectory: reportDirectory, control: control,
+            feed: StageFeed(streamed: streamed.filter { selectedIds.contains($0.key) && selectedIds.contains($0.value) }))
         let results: [String: StageOutcome]
         if let (writer, refusal) = await refusal.value {
             // Refused before any stage ran (a production org, bad credentials): nothing changed.

@@ -14,6 +14,12 @@ public protocol Stage: Sendable {
     /// against the production guard before any stage starts. Default `false`.
     static var writesToOrg: Bool { get }
 
+    /// Whether the stage's output is cheap to work out again from its input (a `transform`). When
+    /// exactly one stage reads it, and reads nothing else, the runner then hands the records to that
+    /// stage in memory instead of storing them, and a `--only` run of the reader runs this stage
+    /// too. Default `false`: the output is stored as a dataset.
+    static var streamsToSoleReader: Bool { get }
+
     /// Reads the stage's settings. Report problems through `settings` (they are collected with the
     /// rest of the pipeline's); throw only when the stage cannot be described at all.
     init(settings: StageSettings) throws
@@ -24,6 +30,7 @@ public protocol Stage: Sendable {
 
 extension Stage {
     public static var writesToOrg: Bool { false }
+    public static var streamsToSoleReader: Bool { false }
 }
 
 /// Names of the per-record outcome counts used in reports.

@@ -41,10 +41,15 @@ public struct StageContext: Sendable {
                                                       feed: StageFeed.Reader(feed: feed, stage: stageId)))
     }
 
-    /// Appends records to this stage's output dataset (read by stages that name it in `from`).
+    /// Appends records to this stage's output dataset (read by stages that name it in `from`);
+    /// a streamed output goes to its reader in memory only.
     public func emit(_ records: [JSONValue]) async throws {
-        let last = try await store.appendToDataset(stageId, records: records)
-        await feed.appended(stageId, records: records, last: last)
+        if feed.isStreamed(stageId) {
+            await feed.appended(stageId, records: records, last: nil)
+        } else {
+            let last = try await store.appendToDataset(stageId, records: records)
+            await feed.appended(stageId, records: records, last: last)
+        }
         await feed.throttle(stageId)
     }
 

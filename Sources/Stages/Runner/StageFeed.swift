@@ -5,6 +5,10 @@ import Soups
 /// (`from`) can run alongside it on the other core, a batch behind, instead of waiting for it to end.
 /// The last few batches of each dataset stay in memory: a reader keeping up takes them from here
 /// rather than reading and parsing them back from the store.
+///
+/// A *streamed* dataset (see ``Stage/streamsToSoleReader``) is never stored: its one reader takes
+/// every record from here. Its producer is held from the start until that reader is within
+/// ``maximumLead`` records, and a batch leaves memory once the reader is past it.
 actor StageFeed {
     /// A batch the producer stored: its records and the sequence number of the first.
     private struct Batch {
@@ -32,6 +36,17 @@ actor StageFeed {
     private var stored: [String: Int64] = [:]
     private var readers: [String: [String: Int64]] = [:]
     private var throttled: [String: [CheckedContinuation<Void, Never>]] = [:]
+    /// Streamed datasets and the one stage reading each.
+    private let streamed: [String: String]
+
+    /// A feed whose datasets in `streamed` (dataset → the stage reading it) stay in memory only.
+    init(streamed: [String: String] = [:]) {
+        self.streamed = streamed
+        for (name, reader) in streamed { readers[name] = [reader: 0] }
+    }
+
+    /// Whether `name` is handed on in memory only (its producer does not store it).
+    nonisolated func isStreamed(_ name: String) -> Bool { streamed[name] != nil }
 
     /// The producer `name` began its dataset.
     func started(_ name: String) {
@@ -39,14 +54,19 @@ actor StageFeed {
         changed(name)
     }
 
-    /// The producer `name` stored `records`, the last with sequence number `last`.
-    func appended(_ name: String, records: [JSONValue], last: Int64) {
-        if !records.isEmpty {
+    /// The producer `name` stored `records`, the last with sequence number `last` (a streamed
+    /// dataset's producer passes `nil`: the records follow the ones before).
+    func appended(_ name: String, records: [JSONValue], last: Int64?) {
+        let last = last ?? (stored[name] ?? 0) + Int64(records.count)
+        // A streamed dataset whose reader has ended has no one left to hand records to.
+        if !records.isEmpty, streamed[name] == nil || readers[name]?.isEmpty == false {
             var buffer = buffers[name, default: []]
             buffer.append(Batch(first: last - Int64(records.count) + 1, records: records))
-            var held = buffer.reduce(0) { $0 + $1.records.count }
-            while held > Self.bufferedRecords, buffer.count > 1 {
-                held -= buffer.removeFirst().records.count
+            if streamed[name] == nil {
+                var held = buffer.reduce(0) { $0 + $1.records.count }
+                while held > Self.bufferedRecords, buffer.count > 1 {
+                    held -= buffer.removeFirst().records.count
+                }
             }
             buffers[name] = buffer
         }
@@ -64,10 +84,20 @@ actor StageFeed {
     }
 
     /// `reader` has read `name` up to `seq`; returns the records after it when still in memory.
-    func records(of name: String, after seq: Int64, limit: Int, reader: String) -> [JSONValue]? {
+    /// Throws if a streamed dataset's records are not (a defect: they are never stored).
+    func records(of name: String, after seq: Int64, limit: Int, reader: String) throws -> [JSONValue]? {
         readers[name, default: [:]][reader] = seq
         release(name)
-        return records(of: name, after: seq, limit: limit)
+        guard streamed[name] != nil else { return records(of: name, after: seq, limit: limit) }
+        // The reader is past these batches and never asks for them again.
+        while let first = buffers[name]?.first, first.first + Int64(first.records.count) - 1 <= seq {
+            buffers[name]?.removeFirst()
+        }
+        let found = records(of: name, after: seq, limit: limit)
+        if found == nil, seq < stored[name] ?? 0 {
+            throw StageFailure(.failed, "records \(seq + 1)… of \"\(name)\" left memory before \"\(reader)\" read them")
+        }
+        return found
     }
 
     /// `reader` stopped reading `name` (it reached the end, or the stage ended).
@@ -156,8 +186,10 @@ actor StageFeed {
 
         func version(of name: String) async -> Int { await feed.version(of: name) }
 
-        func records(of name: String, after seq: Int64, limit: Int) async -> [JSONValue]? {
-            await feed.records(of: name, after: seq, limit: limit, reader: stage)
+        func isStreamed(_ name: String) -> Bool { feed.isStreamed(name) }
+
+        func records(of name: String, after seq: Int64, limit: Int) async throws -> [JSONValue]? {
+            try await feed.records(of: name, after: seq, limit: limit, reader: stage)
         }
 
         func finishedReading(_ name: String) async { await feed.finishedReading(name, reader: stage) }
