@@ -65,15 +65,18 @@ import Testing
     }
 
     /// A graph that upserts accounts by a new external id, and creates contacts naming them by
-    /// it: the dry run counts the planned accounts as there (no refusal), the live run creates both.
-    @Test func aParentPlannedByUpsertInTheSameRun() async throws {
+    /// it: the dry run counts the planned accounts as there (no refusal), the live run creates both
+    /// — accounts first, in whichever order the objects are listed.
+    @Test(arguments: [false, true])
+    func aParentPlannedByUpsertInTheSameRun(contactsListedFirst: Bool) async throws {
         let bench = try await SyncHarness()
         defer { Task { await bench.close() } }
+        let objects = [
+            #"{ "soupName": "Accounts", "sobjectType": "Account", "externalIdFieldName": "External_Id__c", "createFieldlist": ["Name", "External_Id__c"] }"#,
+            #"{ "soupName": "Contacts", "sobjectType": "Contact", "createFieldlist": ["LastName", "Account.External_Id__c"] }"#]
         let sync = """
             [ { "syncName": "load", "syncType": "syncUp",
-                "target": { "type": "graph", "objects": [
-                    { "soupName": "Accounts", "sobjectType": "Account", "externalIdFieldName": "External_Id__c", "createFieldlist": ["Name", "External_Id__c"] },
-                    { "soupName": "Contacts", "sobjectType": "Contact", "createFieldlist": ["LastName", "Account.External_Id__c"] } ] } } ]
+                "target": { "type": "graph", "objects": [ \((contactsListedFirst ? objects.reversed() : objects).joined(separator: ", ")) ] } } ]
             """
         let pipeline = try bench.pipeline(syncs: sync, stages: #"[ { "id": "up", "type": "syncUp", "sync": "load" } ]"#)
         try await bench.put([SyncHarness.local("Account", "local_new", ["Name": "Newco", "External_Id__c": "NEW-1"])], into: "Accounts", pipeline)

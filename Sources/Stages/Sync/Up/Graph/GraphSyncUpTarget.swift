@@ -45,6 +45,17 @@ public struct GraphSyncUpTarget: SyncUpTarget {
             self.sobjectType = sobjectType
             self.references = references
         }
+
+        /// The soups of `objects` whose records this object's field lists name by key: the
+        /// relationship of `Account.External_Id__c` is an `Account` object, of `Region__r.Code__c`
+        /// a `Region__c` one.
+        func keyedParents(among objects: [Object]) -> [String] {
+            let relationships = Set(((createFieldlist ?? []) + (updateFieldlist ?? [])).compactMap { SyncUpRecord.parentReference($0)?.relationship })
+            return objects.filter { other in
+                relationships.contains(other.sobjectType)
+                    || other.sobjectType.hasSuffix("__c") && relationships.contains(other.sobjectType.dropLast(3) + "__r")
+            }.map(\.soupName)
+        }
     }
 
     /// The objects, parents before the objects that reference them.
@@ -139,7 +150,9 @@ public struct GraphSyncUpTarget: SyncUpTarget {
         }
     }
 
-    /// Objects ordered so that an object comes after those it references (self-references aside).
+    /// Objects ordered so that an object comes after those it references (self-references aside),
+    /// and after the objects it names parents of by key (`Account.External_Id__c` in a field
+    /// list), so the org finds the parents this sync creates when it resolves the keys.
     static func dependencyOrder(_ objects: [Object]) -> [Object] {
         var ordered: [Object] = []
         var remaining = objects
@@ -147,9 +160,8 @@ public struct GraphSyncUpTarget: SyncUpTarget {
             let placed = Set(ordered.map(\.soupName))
             let inGraph = Set(remaining.map(\.soupName))
             let ready = remaining.firstIndex { object in
-                object.references.allSatisfy { reference in
-                    reference.soups.allSatisfy { $0 == object.soupName || placed.contains($0) || !inGraph.contains($0) }
-                }
+                let soups = object.references.flatMap(\.soups) + object.keyedParents(among: objects)
+                return soups.allSatisfy { $0 == object.soupName || placed.contains($0) || !inGraph.contains($0) }
             } ?? 0
             ordered.append(remaining.remove(at: ready))
         }
