@@ -85,21 +85,21 @@ let package = Package(
         .executableTarget(
             name: "SoupBenchmark",
             dependencies: [
-                "Soups", "JSON",
+                "Soups", "JSON", "CMalloc",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
             path: "Benchmarks/SoupBenchmark"),
         .executableTarget(
-            name: "EmulatorBenchmark", dependencies: ["OrgEmulator", "JSON"], path: "Benchmarks/EmulatorBenchmark"),
+            name: "EmulatorBenchmark", dependencies: ["OrgEmulator", "JSON", "CMalloc"], path: "Benchmarks/EmulatorBenchmark"),
         .executableTarget(
-            name: "ClientBenchmark", dependencies: ["Connectors", "OrgEmulator", "JSON"], path: "Benchmarks/ClientBenchmark"),
+            name: "ClientBenchmark", dependencies: ["Connectors", "OrgEmulator", "JSON", "CMalloc"], path: "Benchmarks/ClientBenchmark"),
         .executableTarget(
-            name: "StagingBenchmark", dependencies: ["Stages", "Soups", "JSON"], path: "Benchmarks/StagingBenchmark"),
+            name: "StagingBenchmark", dependencies: ["Stages", "Soups", "JSON", "CMalloc"], path: "Benchmarks/StagingBenchmark"),
         .executableTarget(
-            name: "SyncUpBenchmark", dependencies: ["Stages", "Soups", "Connectors", "OrgEmulator", "JSON"], path: "Benchmarks/SyncUpBenchmark"),
+            name: "SyncUpBenchmark", dependencies: ["Stages", "Soups", "Connectors", "OrgEmulator", "JSON", "CMalloc"], path: "Benchmarks/SyncUpBenchmark"),
         .executableTarget(
-            name: "SyncDownBenchmark", dependencies: ["Stages", "Soups", "Connectors", "OrgEmulator", "JSON"], path: "Benchmarks/SyncDownBenchmark"),
+            name: "SyncDownBenchmark", dependencies: ["Stages", "Soups", "Connectors", "OrgEmulator", "JSON", "CMalloc"], path: "Benchmarks/SyncDownBenchmark"),
         /// Test support: child processes started with posix_spawn (Foundation's `Process` crashed tests).
         .target(name: "ChildProcesses", path: "Tests/ChildProcesses"),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),

@@ -7,12 +7,16 @@
 // --database is given), then POSTs N new Accounts to /composite/sobjects with K requests in flight,
 // and prints records/second. `--smoke` (CI) writes 2,000 records and checks every one succeeded.
 
+import CMalloc
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 import JSON
 import OrgEmulator
+
+// The allocator tuned as `pipeline` ships it, so the figures are the product's.
+pipeline_tune_allocator()
 
 struct Options {
     var records = 20_000

@@ -7,12 +7,16 @@
 //
 //   swift run -c release SyncDownBenchmark [--parents N] [--smoke]
 
+import CMalloc
 import Connectors
 import Foundation
 import JSON
 import OrgEmulator
 import Soups
 import Stages
+
+// The allocator tuned as `pipeline` ships it, so the figures are the product's.
+pipeline_tune_allocator()
 
 let seed = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../samples/org/seed.json").standardizedFileURL.path
 

@@ -7,12 +7,16 @@
 //   swift run -c release SyncUpBenchmark --bulk N              # N flat Accounts through Bulk API 2.0
 //   swift run -c release SyncUpBenchmark --lookups N           # N rows staged with two lookups, beside ids in the file
 
+import CMalloc
 import Connectors
 import Foundation
 import JSON
 import OrgEmulator
 import Soups
 import Stages
+
+// The allocator tuned as `pipeline` ships it, so the figures are the product's.
+pipeline_tune_allocator()
 
 var trees = 1_000
 var latencies = [0, 50]
