@@ -11,10 +11,13 @@ extension FormulaFunction {
         eager("LOWER", 1...2, [.text], gives: .text) { arguments, _ in textResult(arguments[0].text.lowercased()) },
         eager("TRIM", 1...1, [.text], gives: .text) { arguments, _ in textResult(arguments[0].text.trimmingSpaces()) },
         eager("LEFT", 2...2, [.text, .number], gives: .text) { arguments, _ in
-            textResult(String(arguments[0].text.prefix(try count(arguments[1], "LEFT"))))
+            let (text, length) = (arguments[0].text, try count(arguments[1], "LEFT"))
+            // No more bytes than characters asked for: the whole text, not a copy of it.
+            return textResult(text.utf8.count <= length ? text : String(text.prefix(length)))
         },
         eager("RIGHT", 2...2, [.text, .number], gives: .text) { arguments, _ in
-            textResult(String(arguments[0].text.suffix(try count(arguments[1], "RIGHT"))))
+            let (text, length) = (arguments[0].text, try count(arguments[1], "RIGHT"))
+            return textResult(text.utf8.count <= length ? text : String(text.suffix(length)))
         },
         eager("MID", 3...3, [.text, .number, .number], gives: .text) { arguments, _ in
             let start = max(1, try count(arguments[1], "MID"))

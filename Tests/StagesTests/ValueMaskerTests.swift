@@ -12,6 +12,9 @@ import Testing
         #expect(hash.sipHash(Array(0..<15)) == 0xa129_ca61_49be_45e5)
         #expect(hash.sipHash(Array(0..<8)) == 0x93f5_f579_9a93_2462)
         #expect(hash.hash("a", "b") == hash.sipHash([0x61, 0, 0x62]))
+        // Words taken across the tag, its zero byte and the value, and a tail.
+        let (tag, value) = ("company", "Account 12345 - Town 7, Élan")
+        #expect(hash.hash(tag, value) == hash.sipHash(Array(tag.utf8) + [0] + Array(value.utf8)))
     }
 
     @Test func eachKindKeepsItsShape() {

@@ -21,19 +21,21 @@ struct KeyedHash: Sendable {
     }
 
     /// The 64-bit hash of `tag`, a zero byte and `value` (the tag keeps kinds of masking apart),
-    /// fed byte by byte: no buffer is made.
+    /// fed from the strings' own bytes: no buffer is made.
     func hash(_ tag: String, _ value: String) -> UInt64 {
         var state = State(k0: k0, k1: k1)
-        for byte in tag.utf8 { state.add(byte) }
+        var tag = tag
+        var value = value
+        tag.withUTF8 { state.add($0) }
         state.add(0)
-        for byte in value.utf8 { state.add(byte) }
+        value.withUTF8 { state.add($0) }
         return state.finish()
     }
 
     /// The SipHash of `bytes`.
     func sipHash(_ bytes: [UInt8]) -> UInt64 {
         var state = State(k0: k0, k1: k1)
-        for byte in bytes { state.add(byte) }
+        bytes.withUnsafeBufferPointer { state.add($0) }
         return state.finish()
     }
 
@@ -60,10 +62,33 @@ struct KeyedHash: Sendable {
         mutating func add(_ byte: UInt8) {
             word |= UInt64(byte) << (8 * (count & 7))
             count &+= 1
-            if count & 7 == 0 {
-                v3 ^= word; round(); round(); v0 ^= word
-                word = 0
+            if count & 7 == 0 { compress() }
+        }
+
+        /// Adds `bytes`: a word at a time once the pending word is full.
+        mutating func add(_ bytes: UnsafeBufferPointer<UInt8>) {
+            var index = 0
+            while index < bytes.count && count & 7 != 0 {
+                add(bytes[index])
+                index += 1
             }
+            while bytes.count - index >= 8 {
+                var next: UInt64 = 0
+                for shift in 0..<8 { next |= UInt64(bytes[index + shift]) << (8 * shift) }
+                word = next
+                count &+= 8
+                compress()
+                index += 8
+            }
+            while index < bytes.count {
+                add(bytes[index])
+                index += 1
+            }
+        }
+
+        private mutating func compress() {
+            v3 ^= word; round(); round(); v0 ^= word
+            word = 0
         }
 
         mutating func finish() -> UInt64 {

@@ -28,6 +28,9 @@ struct RecordTransformer: Sendable {
     var drop: Set<String> = []
     var keep: Set<String>?
     var sobjectType: String?
+    /// Fields the steps may add to a record (`set`, `lookups`): room is made for them when the
+    /// record is first written, in the one copy its first write makes anyway.
+    var addedFields = 0
 
     /// The record after every step, or why it is passed over (a transform without lookups). The
     /// record is worked on inside the formulas' environment, so no step copies it.
@@ -39,6 +42,7 @@ struct RecordTransformer: Sendable {
 
     /// The steps before `lookups`: `rename`, `map`, `set`; why the record is rejected, if it is.
     func reshape(_ environment: inout FormulaEnvironment) -> String? {
+        if addedFields > 0 { environment.record.reserveCapacity(environment.record.count + addedFields) }
         for (from, to) in renames {
             guard let value = environment.record[from] else { continue }
             environment.record[from] = nil

@@ -51,6 +51,7 @@ public struct TransformStage: Stage {
         transformer.drop = Set(drop ?? [])
         transformer.keep = keep.map(Set.init)
         transformer.sobjectType = settings.string("sobjectType")
+        transformer.addedFields = transformer.sets.count + lookups.count
         self.transformer = transformer
     }
 
