@@ -30,22 +30,13 @@ import Testing
         let reader = StageFeed.Reader(feed: feed, stage: "c")
         _ = try await reader.records(of: "p", after: 0, limit: 1000)
         await feed.appended("p", records: Self.batch(0..<20000), last: 20000)
-        let passed = Atomic(false)
-        let released = Task {
-            await feed.throttle("p")
-            passed.store(true, ordering: .sequentiallyConsistent)
-            return true
-        }
+        let throttle = ThrottleProbe.start(feed, "p")
         // 20,000 ahead of the reader, then 19,000: held until the reader moves within 15,000.
-        try await Task.sleep(for: .milliseconds(50))
-        let passedEarly = passed.load(ordering: .sequentiallyConsistent)
-        #expect(!passedEarly)
+        #expect(try await !throttle.hasReturned())
         _ = try await reader.records(of: "p", after: 1000, limit: 1000)
-        try await Task.sleep(for: .milliseconds(50))
-        let passedAt1000 = passed.load(ordering: .sequentiallyConsistent)
-        #expect(!passedAt1000)
+        #expect(try await !throttle.hasReturned())
         _ = try await reader.records(of: "p", after: 6000, limit: 1000)
-        #expect(await released.value)
+        await throttle.wait()
 
         await feed.appended("p", records: Self.batch(20000..<40000), last: 40000)
         let releasedByFinishing = Task { await feed.throttle("p"); return true }
@@ -64,15 +55,8 @@ import Testing
         await feed.started("p")
         // Held from the start, before the reader has asked for anything.
         await feed.appended("p", records: Self.batch(0..<16000), last: nil)
-        let passed = Atomic(false)
-        let released = Task {
-            await feed.throttle("p")
-            passed.store(true, ordering: .sequentiallyConsistent)
-            return true
-        }
-        try await Task.sleep(for: .milliseconds(50))
-        let passedEarly = passed.load(ordering: .sequentiallyConsistent)
-        #expect(!passedEarly)
+        let throttle = ThrottleProbe.start(feed, "p")
+        #expect(try await !throttle.hasReturned())
         // Far more than a stored dataset keeps in memory, and none of it is dropped unread.
         for end in stride(from: 17000, through: 40000, by: 1000) {
             await feed.appended("p", records: Self.batch(end - 1000..<end), last: nil)
@@ -83,7 +67,7 @@ import Testing
             read += records
         }
         #expect(read == Self.batch(0..<40000))
-        #expect(await released.value)
+        await throttle.wait()
         // Batches the reader is past have left memory: asking for them again is a defect, not a
         // silent read of the (empty) store.
         await #expect(throws: StageFailure.self) { try await reader.records(of: "p", after: 0, limit: 10) }
@@ -91,5 +75,33 @@ import Testing
         await feed.readerEnded("c")
         await feed.appended("p", records: Self.batch(40000..<60000), last: nil)
         await feed.throttle("p")
+    }
+}
+
+/// A producer's `throttle` call running in the background, to see whether it is held.
+final class ThrottleProbe: Sendable {
+    private let returned = Atomic(false)
+    private let task = Mutex<Task<Void, Never>?>(nil)
+
+    static func start(_ feed: StageFeed, _ name: String) -> ThrottleProbe {
+        let probe = ThrottleProbe()
+        probe.task.withLock { task in
+            task = Task {
+                await feed.throttle(name)
+                probe.returned.store(true, ordering: .sequentiallyConsistent)
+            }
+        }
+        return probe
+    }
+
+    /// Whether the call has returned, 50 ms from now.
+    func hasReturned() async throws -> Bool {
+        try await Task.sleep(for: .milliseconds(50))
+        return returned.load(ordering: .sequentiallyConsistent)
+    }
+
+    /// Returns once the call has.
+    func wait() async {
+        await task.withLock { $0 }?.value
     }
 }

@@ -20,7 +20,7 @@ struct RunCommand: AsyncParsableCommand {
 
     @OptionGroup var variables: VariableOptions
 
-    @Option(name: .customLong("only"), help: ArgumentHelp("Run only this stage (repeatable); its inputs come from an earlier run's datasets.", valueName: "STAGE"))
+    @Option(name: .customLong("only"), help: ArgumentHelp("Run only this stage (repeatable); its inputs come from an earlier run's datasets, and a transform that streams to it runs with it.", valueName: "STAGE"))
     var only: [String] = []
 
     @Option(help: ArgumentHelp("Write the report here instead of the default.", valueName: "DIR"))
