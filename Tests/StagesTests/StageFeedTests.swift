@@ -63,9 +63,11 @@ import Testing
         }
         let reader = StageFeed.Reader(feed: feed, stage: "c")
         var read: [JSONValue] = []
-        while let records = try await reader.records(of: "p", after: Int64(read.count), limit: 3000) {
+        while let records = try await reader.records(of: "p", after: Int64(read.count), limit: 3000), !records.isEmpty {
             read += records
         }
+        // Caught up: nothing more yet, and no reason to read the store.
+        #expect(try await reader.records(of: "p", after: 40000, limit: 10) == [])
         #expect(read == Self.batch(0..<40000))
         await throttle.wait()
         // Batches the reader is past have left memory: asking for them again is a defect, not a

@@ -104,13 +104,10 @@ public protocol DatasetFeed: Sendable {
     /// A number that changes whenever the dataset `name` grows or its producer ends.
     func version(of name: String) async -> Int
 
-    /// The records of `name` after sequence number `seq` (at most `limit`) when the feed still
-    /// holds them in memory — the producer's own values, already stored — or `nil`: then they are
-    /// read from the store (never for a streamed dataset).
+    /// The records of `name` after sequence number `seq` (at most `limit`) when the feed holds them
+    /// in memory — the producer's own values — or `nil`: then they are read from the store. A
+    /// dataset the feed alone holds (never stored) gives `[]` when the reader has caught up.
     func records(of name: String, after seq: Int64, limit: Int) async throws -> [JSONValue]?
-
-    /// Whether `name` is handed on in memory only, never stored: the store is not read for it.
-    func isStreamed(_ name: String) -> Bool
 
     /// The reader is done with `name` (it read to the end).
     func finishedReading(_ name: String) async
@@ -155,11 +152,12 @@ public struct DatasetBatches: AsyncSequence, Sendable {
             while nameIndex < names.count {
                 let name = names[nameIndex]
                 let version = await feed?.version(of: name) ?? 0
-                if let records = try await feed?.records(of: name, after: cursor, limit: batchSize), !records.isEmpty {
-                    cursor += Int64(records.count)
-                    return records
-                }
-                if feed?.isStreamed(name) != true {
+                if let records = try await feed?.records(of: name, after: cursor, limit: batchSize) {
+                    if !records.isEmpty {
+                        cursor += Int64(records.count)
+                        return records
+                    }
+                } else {
                     let page = try await store.datasetRecords(name, afterSeq: cursor, limit: batchSize)
                     if let last = page.last {
                         cursor = last.seq

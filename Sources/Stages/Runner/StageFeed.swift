@@ -83,8 +83,9 @@ actor StageFeed {
         }
     }
 
-    /// `reader` has read `name` up to `seq`; returns the records after it when still in memory.
-    /// Throws if a streamed dataset's records are not (a defect: they are never stored).
+    /// `reader` has read `name` up to `seq`; returns the records after it when still in memory
+    /// (for a streamed dataset always: `[]` once the reader has caught up). Throws if a streamed
+    /// dataset's records are not (a defect: they are never stored).
     func records(of name: String, after seq: Int64, limit: Int, reader: String) throws -> [JSONValue]? {
         readers[name, default: [:]][reader] = seq
         release(name)
@@ -93,11 +94,11 @@ actor StageFeed {
         while let first = buffers[name]?.first, first.first + Int64(first.records.count) - 1 <= seq {
             buffers[name]?.removeFirst()
         }
-        let found = records(of: name, after: seq, limit: limit)
-        if found == nil, seq < stored[name] ?? 0 {
+        if let found = records(of: name, after: seq, limit: limit) { return found }
+        guard seq >= stored[name] ?? 0 else {
             throw StageFailure(.failed, "records \(seq + 1)… of \"\(name)\" left memory before \"\(reader)\" read them")
         }
-        return found
+        return []
     }
 
     /// `reader` stopped reading `name` (it reached the end, or the stage ended).
@@ -185,8 +186,6 @@ actor StageFeed {
         let stage: String
 
         func version(of name: String) async -> Int { await feed.version(of: name) }
-
-        func isStreamed(_ name: String) -> Bool { feed.isStreamed(name) }
 
         func records(of name: String, after seq: Int64, limit: Int) async throws -> [JSONValue]? {
             try await feed.records(of: name, after: seq, limit: limit, reader: stage)

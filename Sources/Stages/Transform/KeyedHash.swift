@@ -72,10 +72,9 @@ struct KeyedHash: Sendable {
                 add(bytes[index])
                 index += 1
             }
+            let raw = UnsafeRawBufferPointer(bytes)
             while bytes.count - index >= 8 {
-                var next: UInt64 = 0
-                for shift in 0..<8 { next |= UInt64(bytes[index + shift]) << (8 * shift) }
-                word = next
+                word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index, as: UInt64.self))
                 count &+= 8
                 compress()
                 index += 8

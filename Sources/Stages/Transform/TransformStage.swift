@@ -9,7 +9,8 @@ import JSON
 public struct TransformStage: Stage {
     public static let typeName = "transform"
     public static let countKeys = [StageCounts.read, StageCounts.filtered, StageCounts.rejected]
-    /// Reshaping again is cheaper than storing and reading back (lookups are fetched once a run).
+    /// Reshaping again is cheaper than storing and reading back (a `--only` rerun of its reader
+    /// queries its lookups again).
     public static let streamsToSoleReader = true
 
     let transformer: RecordTransformer

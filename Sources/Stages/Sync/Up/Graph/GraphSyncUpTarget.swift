@@ -154,16 +154,17 @@ public struct GraphSyncUpTarget: SyncUpTarget {
     /// and after the objects it names parents of by key (`Account.External_Id__c` in a field
     /// list), so the org finds the parents this sync creates when it resolves the keys.
     static func dependencyOrder(_ objects: [Object]) -> [Object] {
+        // The soups each object waits for, worked out once.
+        let parents = objects.map { $0.references.flatMap(\.soups) + $0.keyedParents(among: objects) }
         var ordered: [Object] = []
-        var remaining = objects
+        var remaining = Array(objects.indices)
         while !remaining.isEmpty {
             let placed = Set(ordered.map(\.soupName))
-            let inGraph = Set(remaining.map(\.soupName))
-            let ready = remaining.firstIndex { object in
-                let soups = object.references.flatMap(\.soups) + object.keyedParents(among: objects)
-                return soups.allSatisfy { $0 == object.soupName || placed.contains($0) || !inGraph.contains($0) }
+            let inGraph = Set(remaining.map { objects[$0].soupName })
+            let ready = remaining.firstIndex { index in
+                parents[index].allSatisfy { $0 == objects[index].soupName || placed.contains($0) || !inGraph.contains($0) }
             } ?? 0
-            ordered.append(remaining.remove(at: ready))
+            ordered.append(objects[remaining.remove(at: ready)])
         }
         return ordered
     }
