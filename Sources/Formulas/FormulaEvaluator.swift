@@ -30,8 +30,7 @@ enum FormulaEvaluator {
             case .special(let special):
                 return try evaluate(special, arguments, environment)
             case .eager(let body):
-                var values: [FormulaValue] = []
-                values.reserveCapacity(arguments.count)
+                var values = FormulaArguments()
                 for (index, argument) in arguments.enumerated() {
                     let value = try evaluate(argument, environment)
                     do throws(FormulaEvaluationError) {

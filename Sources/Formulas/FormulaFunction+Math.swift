@@ -33,7 +33,7 @@ extension FormulaFunction {
 
     /// Applies `body` to the arguments' numbers; a blank argument gives blank, and a result that
     /// is not a finite number is an error.
-    static func numbers(_ arguments: [FormulaValue], _ body: ([Double]) throws(FormulaEvaluationError) -> Double) throws(FormulaEvaluationError) -> FormulaValue {
+    static func numbers(_ arguments: FormulaArguments, _ body: ([Double]) throws(FormulaEvaluationError) -> Double) throws(FormulaEvaluationError) -> FormulaValue {
         var values: [Double] = []
         values.reserveCapacity(arguments.count)
         for argument in arguments {

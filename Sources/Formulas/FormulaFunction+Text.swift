@@ -82,7 +82,7 @@ extension FormulaFunction {
     static let maximumPadding = 131_072
 
     /// `LPAD` / `RPAD`: pads with `pad_string` (default a space) to the length, or cuts the text to it.
-    private static func pad(_ arguments: [FormulaValue], _ function: String, _ join: (String, String) -> String) throws(FormulaEvaluationError) -> FormulaValue {
+    private static func pad(_ arguments: FormulaArguments, _ function: String, _ join: (String, String) -> String) throws(FormulaEvaluationError) -> FormulaValue {
         let text = arguments[0].text
         let length = try count(arguments[1], function)
         guard length <= maximumPadding else { throw FormulaEvaluationError("\(function): \(length) is longer than \(maximumPadding) characters") }

@@ -4,7 +4,7 @@ import JSON
 /// type it gives, and what it does.
 struct FormulaFunction: Sendable {
     /// Throws only ``FormulaEvaluationError``s (closures do not infer typed throws).
-    typealias Body = @Sendable ([FormulaValue], FormulaEnvironment) throws -> FormulaValue
+    typealias Body = @Sendable (FormulaArguments, FormulaEnvironment) throws -> FormulaValue
 
     /// Functions that evaluate only some of their arguments, done by the evaluator itself.
     enum Special: Sendable {

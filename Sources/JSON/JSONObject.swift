@@ -111,6 +111,27 @@ public struct JSONObject: Sendable, Hashable, Sequence {
         return false
     }
 
+    /// Sets a member like ``updateValue(_:forKey:)`` and hands back the value it replaced (`nil`
+    /// when the member was appended), so a caller can put the object back as it was.
+    public mutating func replaceValue(_ value: JSONValue, forKey key: String) -> JSONValue? {
+        guard let position = position(of: key) else {
+            updateValue(value, forKey: key)
+            return nil
+        }
+        var value = value
+        swap(&value, &members[position].value)
+        return value
+    }
+
+    /// Removes the members after the first `count` (those appended since the object had `count`).
+    public mutating func removeMembers(after count: Int) {
+        guard count < members.count else { return }
+        members.removeSubrange(count...)
+        if positions != nil {
+            positions = members.count > Self.indexThreshold ? Self.index(of: members) : nil
+        }
+    }
+
     /// Appends a member whose key the caller knows is absent as bytes (no lookup); a key equal
     /// to an earlier one as a string keeps finding the earlier.
     mutating func appendAbsent(_ value: JSONValue, forKey key: String) {

@@ -77,6 +77,25 @@ import Testing
         #expect(lines[3].contains(#"""Surname"":""Long"""#), "the raw record is the one read, before the transform")
     }
 
+    /// Without `rename` a record is changed in place, and a rejected one is put back from what its
+    /// maps and formulas replaced or appended: the raw column is the record as read, member for
+    /// member, whichever step refused it.
+    @Test func aRecordChangedInPlaceIsRejectedAsRead() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let run = try await run(csv: "Id,Name,Status,Amount\n1,Ann,A,10\n2,Bob,X,20\n3,Cy,A,abc\n4,Di,A,5000\n5,Ed,,7\n", settings: """
+            "map": { "Status": { "values": { "A": "Active", "": "Active" }, "otherwise": "reject" } },
+            "set": { "Name": "UPPER(Name)", "Status": "Status & '!'", "Label": "Name & '-' & Status", "Doubled": "VALUE(Amount) * 2" },
+            "reject": [ { "when": "Doubled > 5000", "reason": "too big" } ]
+            """, in: directory)
+        #expect(run.counts == ["read": 5, "filtered": 0, "rejected": 3])
+        #expect(run.records.map { $0["Label"] } == ["ANN-Active!", "ED-Active!"])
+        let lines = try #require(run.rejects).components(separatedBy: "\r\n")
+        #expect(lines[1] == #"3,"map.Status: ""X"" is not in the map","{""Id"":""2"",""Name"":""Bob"",""Status"":""X"",""Amount"":""20""}""#)
+        #expect(lines[2] == #"4,"set.Doubled: VALUE: ""abc"" is not a number","{""Id"":""3"",""Name"":""Cy"",""Status"":""A"",""Amount"":""abc""}""#)
+        #expect(lines[3] == #"5,too big,"{""Id"":""4"",""Name"":""Di"",""Status"":""A"",""Amount"":""5000""}""#)
+    }
+
     /// Every kind of step on the shipped bulk-load contacts (4,950 rows): the counts add up and
     /// each step shows in every record that passed.
     @Test func everyKindOfStepOnTheShippedSamples() async throws {

@@ -41,6 +41,16 @@ public struct PipelineDefinition: Sendable {
         }
         return streamed
     }
+
+    /// The stored datasets that one stage reads (`from`), with that stage: the run's feed hands
+    /// their batches over to it, so it owns the records it is given.
+    public var soleReaders: [String: String] {
+        var readers: [String: [String]] = [:]
+        for stage in stages {
+            for id in stage.from { readers[id, default: []].append(stage.id) }
+        }
+        return readers.compactMapValues { $0.count == 1 ? $0[0] : nil }
+    }
 }
 
 /// One entry of `stages`: its identity, edges and the stage type's own settings.

@@ -154,7 +154,8 @@ public struct PipelineRunner: Sendable {
         let executor = GraphExecutor(
             stages: selected, runId: runId, pipeline: pipeline, store: store, dryRun: options.dryRun, log: log,
             orgSession: orgSession, reportDirectory: reportDirectory, control: control,
-            feed: StageFeed(streamed: streamed.filter { selectedIds.contains($0.key) && selectedIds.contains($0.value) }))
+            feed: StageFeed(streamed: streamed.filter { selectedIds.contains($0.key) && selectedIds.contains($0.value) },
+                            soleReaders: pipeline.soleReaders))
         let results: [String: StageOutcome]
         if let (writer, refusal) = await refusal.value {
             // Refused before any stage ran (a production org, bad credentials): nothing changed.

@@ -38,10 +38,15 @@ actor StageFeed {
     private var throttled: [String: [CheckedContinuation<Void, Never>]] = [:]
     /// Streamed datasets and the one stage reading each.
     private let streamed: [String: String]
+    /// Stored datasets only one stage reads, and that stage: a batch leaves memory as the stage
+    /// takes it, so the stage owns the records it is given (and can change them without a copy).
+    private let soleReaders: [String: String]
 
-    /// A feed whose datasets in `streamed` (dataset → the stage reading it) stay in memory only.
-    init(streamed: [String: String] = [:]) {
+    /// A feed whose datasets in `streamed` (dataset → the stage reading it) stay in memory only;
+    /// those in `soleReaders` (dataset → its one reader) are handed over as they are read.
+    init(streamed: [String: String] = [:], soleReaders: [String: String] = [:]) {
         self.streamed = streamed
+        self.soleReaders = soleReaders
         for (name, reader) in streamed { readers[name] = [reader: 0] }
     }
 
@@ -89,11 +94,13 @@ actor StageFeed {
     func records(of name: String, after seq: Int64, limit: Int, reader: String) throws -> [JSONValue]? {
         readers[name, default: [:]][reader] = seq
         release(name)
-        guard streamed[name] != nil else { return records(of: name, after: seq, limit: limit) }
-        // The reader is past these batches and never asks for them again.
-        while let first = buffers[name]?.first, first.first + Int64(first.records.count) - 1 <= seq {
-            buffers[name]?.removeFirst()
+        guard streamed[name] != nil else {
+            let found = records(of: name, after: seq, limit: limit)
+            if let found, soleReaders[name] == reader { dropBatches(of: name, through: seq + Int64(found.count)) }
+            return found
         }
+        // The reader is past these batches and never asks for them again.
+        dropBatches(of: name, through: seq)
         if let found = records(of: name, after: seq, limit: limit) { return found }
         guard seq >= stored[name] ?? 0 else {
             throw StageFailure(.failed, "records \(seq + 1)… of \"\(name)\" left memory before \"\(reader)\" read them")
@@ -111,6 +118,13 @@ actor StageFeed {
     /// The stage `reader` ended: it no longer holds any producer back.
     func readerEnded(_ reader: String) {
         for name in Array(readers.keys) where readers[name]?[reader] != nil { finishedReading(name, reader: reader) }
+    }
+
+    /// Drops the batches of `name` whose records are all at or before `seq`.
+    private func dropBatches(of name: String, through seq: Int64) {
+        while let first = buffers[name]?.first, first.first + Int64(first.records.count) - 1 <= seq {
+            buffers[name]?.removeFirst()
+        }
     }
 
     /// Once its producer has ended and no stage is reading it, a dataset's batches leave memory.

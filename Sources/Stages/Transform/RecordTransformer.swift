@@ -33,15 +33,28 @@ struct RecordTransformer: Sendable {
     var addedFields = 0
 
     /// The record after every step, or why it is passed over (a transform without lookups). The
-    /// record is worked on inside the formulas' environment, so no step copies it.
-    func apply(_ input: JSONObject, now: Int64) -> Outcome {
-        var environment = FormulaEnvironment(record: input, now: now)
-        if let reason = reshape(&environment) { return .rejected(reason) }
-        return finish(&environment)
+    /// record is taken and worked on in place (inside the formulas' environment) — not copied when
+    /// the caller held the only reference — and a rejected one is given back as it came, for the
+    /// rejects file: from `undo`, or from a copy kept when `rename` moves members.
+    func apply(_ record: inout JSONObject, now: Int64, undo: inout RecordUndo) -> Outcome {
+        let original = renames.isEmpty ? nil : record
+        undo.start(record)
+        var environment = FormulaEnvironment(record: JSONObject(), now: now)
+        swap(&environment.record, &record)
+        let outcome: Outcome
+        if let reason = reshape(&environment, undo: &undo) { outcome = .rejected(reason) } else { outcome = finish(&environment) }
+        if case .rejected = outcome {
+            if let original { record = original } else {
+                undo.restore(&environment.record)
+                swap(&environment.record, &record)
+            }
+        }
+        return outcome
     }
 
     /// The steps before `lookups`: `rename`, `map`, `set`; why the record is rejected, if it is.
-    func reshape(_ environment: inout FormulaEnvironment) -> String? {
+    /// What a map or a formula replaced is noted in `undo`.
+    func reshape(_ environment: inout FormulaEnvironment, undo: inout RecordUndo) -> String? {
         if addedFields > 0 { environment.record.reserveCapacity(environment.record.count + addedFields) }
         for (from, to) in renames {
             guard let value = environment.record[from] else { continue }
@@ -51,7 +64,7 @@ struct RecordTransformer: Sendable {
         for map in maps {
             switch map.apply(to: environment.record[map.field], in: environment) {
             case .unchanged: break
-            case .value(let value): environment.record[map.field] = value
+            case .value(let value): undo.write(value, to: map.field, in: &environment.record)
             case .rejected(let reason): return reason
             }
         }
@@ -59,7 +72,7 @@ struct RecordTransformer: Sendable {
             do throws(FormulaEvaluationError) {
                 let value = try formula.evaluate(in: environment)
                 if value.isBlank && environment.record[field] == nil { continue }
-                environment.record[field] = value.json
+                undo.write(value.json, to: field, in: &environment.record)
             } catch {
                 return "set.\(field): \(error.message)"
             }
@@ -106,5 +119,31 @@ struct RecordTransformer: Sendable {
             record["attributes"] = .object(attributes)
         }
         return .record(record)
+    }
+}
+
+/// What `reshape` did to a record, undone to give a rejected record back as it came: the members
+/// it had (later ones were appended) and each value replaced. Members moved by `rename` are not
+/// covered (a copy is kept then). Reused from record to record, so it allocates once.
+struct RecordUndo {
+    private var count = 0
+    private var replaced: [(key: String, value: JSONValue)] = []
+
+    /// Starts noting changes to `record`.
+    mutating func start(_ record: JSONObject) {
+        count = record.count
+        replaced.removeAll(keepingCapacity: true)
+    }
+
+    /// Sets `field` of `record` to `value`, noting what it replaced.
+    mutating func write(_ value: JSONValue, to field: String, in record: inout JSONObject) {
+        if let old = record.replaceValue(value, forKey: field) { replaced.append((field, old)) }
+    }
+
+    /// Puts `record` back as it was at ``start(_:)``: replaced values restored, latest first, and
+    /// appended members removed.
+    func restore(_ record: inout JSONObject) {
+        for (key, value) in replaced.reversed() { _ = record.replaceValue(value, forKey: key) }
+        record.removeMembers(after: count)
     }
 }

@@ -119,27 +119,30 @@ public struct TransformStage: Stage {
         var meter = context.progress.meter(unit: "records")
         var writing: Task<Void, Error>?
         var resolver = lookups.isEmpty ? nil : LookupResolver(rules: lookups, client: try await context.org())
-        for try await batch in context.inputBatches(batchSize: 5000, firstBatchSize: 1000) {
+        var undo = RecordUndo()
+        for try await var batch in context.inputBatches(batchSize: 5000, firstBatchSize: 1000) {
             var output: [JSONValue] = []
             output.reserveCapacity(batch.count)
-            // Counted per object once a batch, not once a record.
-            var counts: [String: (read: Int, filtered: Int)] = [:]
+            var counts = ObjectCounts()
             func settle(_ outcome: RecordTransformer.Outcome, of record: JSONObject, at position: Int, object: String) throws {
                 switch outcome {
                 case .record(let transformed): output.append(.object(transformed))
-                case .filtered: counts[object, default: (0, 0)].filtered += 1
+                case .filtered: counts.filtered(object)
                 case .rejected(let reason):
                     result.add(StageCounts.rejected, object: object)
                     try rejects.add(line: RejectsWriter.line(of: record, position: position), reason: reason, raw: Self.raw(record))
                 }
             }
             if resolver == nil {
-                for value in batch {
+                // Each record is taken out of the batch, so the transform owns it and changes it in place.
+                for index in batch.indices {
                     position += 1
-                    guard case .object(let record) = value else { continue }
+                    guard case .object(var record) = batch[index] else { continue }
+                    batch[index] = .null
                     let object = Self.objectName(record, transformer.sobjectType)
-                    counts[object, default: (0, 0)].read += 1
-                    try settle(transformer.apply(record, now: now), of: record, at: position, object: object)
+                    counts.read(object)
+                    let outcome = transformer.apply(&record, now: now, undo: &undo)
+                    try settle(outcome, of: record, at: position, object: object)
                 }
             } else {
                 // Reshaped, then looked up together, then finished.
@@ -149,9 +152,11 @@ public struct TransformStage: Stage {
                     position += 1
                     guard case .object(let record) = value else { continue }
                     let object = Self.objectName(record, transformer.sobjectType)
-                    counts[object, default: (0, 0)].read += 1
+                    counts.read(object)
+                    // The input is kept for the rejects file; the undo notes are not needed.
                     var environment = FormulaEnvironment(record: record, now: now)
-                    if let reason = transformer.reshape(&environment) {
+                    undo.start(record)
+                    if let reason = transformer.reshape(&environment, undo: &undo) {
                         try settle(.rejected(reason), of: record, at: position, object: object)
                         continue
                     }
@@ -170,10 +175,7 @@ public struct TransformStage: Stage {
                     try settle(transformer.finish(&environment), of: input.record, at: input.position, object: input.object)
                 }
             }
-            for (object, count) in counts {
-                result.add(StageCounts.read, count.read, object: object)
-                if count.filtered > 0 { result.add(StageCounts.filtered, count.filtered, object: object) }
-            }
+            counts.add(to: &result)
             // Written (serialized and stored) while the next batch is transformed, in order.
             try await writing?.value
             writing = Task { [output] in try await context.emit(output) }
@@ -186,6 +188,41 @@ public struct TransformStage: Stage {
             context.logger.info("lookups: \(resolver.queries) quer\(resolver.queries == 1 ? "y" : "ies") to the org")
         }
         return result
+    }
+
+    /// `read` and `filtered` per object, added to the result once a batch: a run of records of
+    /// one object is counted without hashing its name.
+    struct ObjectCounts {
+        private var counts: [String: (read: Int, filtered: Int)] = [:]
+        private var current = ""
+        private var read = 0
+        private var filtered = 0
+
+        mutating func read(_ object: String) {
+            if object != current { flush(); current = object }
+            read += 1
+        }
+
+        mutating func filtered(_ object: String) {
+            if object == current { filtered += 1 } else { counts[object, default: (0, 0)].filtered += 1 }
+        }
+
+        private mutating func flush() {
+            if read > 0 || filtered > 0 {
+                counts[current, default: (0, 0)].read += read
+                counts[current, default: (0, 0)].filtered += filtered
+            }
+            (read, filtered) = (0, 0)
+        }
+
+        mutating func add(to result: inout StageResult) {
+            flush()
+            for (object, count) in counts {
+                result.add(StageCounts.read, count.read, object: object)
+                if count.filtered > 0 { result.add(StageCounts.filtered, count.filtered, object: object) }
+            }
+            counts = [:]
+        }
     }
 
     static func objectName(_ record: JSONObject, _ sobjectType: String?) -> String {

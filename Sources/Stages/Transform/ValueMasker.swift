@@ -48,7 +48,7 @@ struct ValueMasker: Sendable {
         switch kind {
         case .firstName: return pick(MaskWords.firstNames, h)
         case .lastName: return pick(MaskWords.lastNames, h)
-        case .fullName: return pick(MaskWords.firstNames, h) + " " + pick(MaskWords.lastNames, h >> 20)
+        case .fullName: return Self.spaced(pick(MaskWords.firstNames, h), pick(MaskWords.lastNames, h >> 20))
         case .email:
             let domains = ["example.com", "example.org", "example.net"]
             return (pick(MaskWords.firstNames, h) + "." + pick(MaskWords.lastNames, h >> 20)).lowercased()
@@ -56,7 +56,7 @@ struct ValueMasker: Sendable {
         case .phone: return Self.phone(text, h)
         case .street: return "\(1 + h % 9_999) \(pick(MaskWords.streetNames, h >> 14)) \(pick(MaskWords.streetSuffixes, h >> 30))"
         case .city: return pick(MaskWords.cities, h)
-        case .company: return pick(MaskWords.companyWords, h) + " " + pick(MaskWords.companySuffixes, h >> 24)
+        case .company: return Self.spaced(pick(MaskWords.companyWords, h), pick(MaskWords.companySuffixes, h >> 24))
         case .postalCode, .digits: return Self.sameLayout(text, h, letters: kind == .postalCode)
         case .text: return Self.words(count: text.count, h)
         case .date: return Self.shiftedDate(text, h)
@@ -119,19 +119,39 @@ struct ValueMasker: Sendable {
         return String(text[..<separator]) + sameLayout(String(text[separator...]), h, letters: false)
     }
 
-    /// Plain words of exactly `count` characters, the first capitalised (the words are ASCII).
+    /// `first` and `second` with a space between, made in one allocation.
+    private static func spaced(_ first: String, _ second: String) -> String {
+        let length = first.utf8.count + 1 + second.utf8.count
+        return String(unsafeUninitializedCapacity: length) { buffer in
+            var end = 0
+            for byte in first.utf8 { buffer[end] = byte; end += 1 }
+            buffer[end] = UInt8(ascii: " ")
+            end += 1
+            for byte in second.utf8 { buffer[end] = byte; end += 1 }
+            return end
+        }
+    }
+
+    /// Plain words of exactly `count` characters, the first capitalised (the words are ASCII),
+    /// written straight into the string.
     private static func words(count: Int, _ h: UInt64) -> String {
         var stream = Stream(state: h)
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(count + 10)
-        while bytes.count < count {
-            if !bytes.isEmpty { bytes.append(UInt8(ascii: " ")) }
-            bytes.append(contentsOf: MaskWords.loremWords[Int(stream.next() % UInt64(MaskWords.loremWords.count))].utf8)
+        return String(unsafeUninitializedCapacity: count) { buffer in
+            var end = 0
+            while end < count {
+                if end > 0 {
+                    buffer[end] = UInt8(ascii: " ")
+                    end += 1
+                }
+                for byte in MaskWords.loremWords[Int(stream.next() % UInt64(MaskWords.loremWords.count))].utf8 where end < count {
+                    buffer[end] = byte
+                    end += 1
+                }
+            }
+            if buffer[count - 1] == UInt8(ascii: " ") { buffer[count - 1] = UInt8(ascii: "x") }
+            if buffer[0] >= UInt8(ascii: "a"), buffer[0] <= UInt8(ascii: "z") { buffer[0] -= 32 }
+            return count
         }
-        bytes.removeLast(bytes.count - count)
-        if bytes.last == UInt8(ascii: " ") { bytes[bytes.count - 1] = UInt8(ascii: "x") }
-        if let first = bytes.first, first >= UInt8(ascii: "a"), first <= UInt8(ascii: "z") { bytes[0] = first - 32 }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// A date (or date/time) moved by up to a year either way, in its own format; text that is not
