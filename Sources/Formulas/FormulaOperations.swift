@@ -8,29 +8,12 @@ enum FormulaOperations {
         return .number(value == 0 ? 0 : value)
     }
 
-    /// `first` then `second`, their UTF-8 bytes copied into one new string (what `+` makes,
-    /// without its generic appending).
-    static func joined(_ first: String, _ second: String) -> String {
-        if first.isEmpty { return second }
-        if second.isEmpty { return first }
-        var (first, second) = (first, second)
-        return first.withUTF8 { head in
-            second.withUTF8 { tail in
-                String(unsafeUninitializedCapacity: head.count + tail.count) { buffer in
-                    _ = buffer.initialize(fromContentsOf: head)
-                    _ = buffer[head.count...].initialize(fromContentsOf: tail)
-                    return head.count + tail.count
-                }
-            }
-        }
-    }
-
     static func apply(_ op: FormulaOperator, _ left: FormulaValue, _ right: FormulaValue, textual: Bool) throws(FormulaEvaluationError) -> FormulaValue {
         switch op {
         case .concatenate:
-            return FormulaFunction.textResult(joined(left.text, right.text))
+            return FormulaFunction.textResult(left.text + right.text)
         case .add where textual || (isText(left) && isText(right)):
-            return FormulaFunction.textResult(joined(left.text, right.text))
+            return FormulaFunction.textResult(left.text + right.text)
         case .add, .subtract:
             if left.isBlank || right.isBlank { return .blank }
             return try arithmetic(op, left, right)

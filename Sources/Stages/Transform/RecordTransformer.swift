@@ -28,8 +28,8 @@ struct RecordTransformer: Sendable {
     var drop: Set<String> = []
     var keep: Set<String>?
     var sobjectType: String?
-    /// Fields the steps may add to a record (`set`, `lookups`): room is made for them when the
-    /// record is first written, in the one copy its first write makes anyway.
+    /// Fields the steps may add to a record (`set`, `lookups`): room is made for them once, before
+    /// the first step writes.
     var addedFields = 0
 
     /// The record after every step, or why it is passed over (a transform without lookups). The

@@ -221,7 +221,6 @@ public struct TransformStage: Stage {
                 result.add(StageCounts.read, count.read, object: object)
                 if count.filtered > 0 { result.add(StageCounts.filtered, count.filtered, object: object) }
             }
-            counts = [:]
         }
     }
 
