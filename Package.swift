@@ -32,8 +32,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates", exact: "1.21.1"),
     ],
     targets: [
-        .executableTarget(name: "pipeline", dependencies: ["PipelineCLI", "CMalloc"]),
-        .systemLibrary(name: "CMalloc"),
+        .executableTarget(name: "pipeline", dependencies: ["PipelineCLI", "CJemalloc"]),
+        .systemLibrary(name: "CJemalloc", providers: [.apt(["libjemalloc-dev"])]),
         .target(
             name: "PipelineCLI",
             dependencies: [
@@ -85,21 +85,21 @@ let package = Package(
         .executableTarget(
             name: "SoupBenchmark",
             dependencies: [
-                "Soups", "JSON", "CMalloc",
+                "Soups", "JSON", "CJemalloc",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
             path: "Benchmarks/SoupBenchmark"),
         .executableTarget(
-            name: "EmulatorBenchmark", dependencies: ["OrgEmulator", "JSON", "CMalloc"], path: "Benchmarks/EmulatorBenchmark"),
+            name: "EmulatorBenchmark", dependencies: ["OrgEmulator", "JSON", "CJemalloc"], path: "Benchmarks/EmulatorBenchmark"),
         .executableTarget(
-            name: "ClientBenchmark", dependencies: ["Connectors", "OrgEmulator", "JSON", "CMalloc"], path: "Benchmarks/ClientBenchmark"),
+            name: "ClientBenchmark", dependencies: ["Connectors", "OrgEmulator", "JSON", "CJemalloc"], path: "Benchmarks/ClientBenchmark"),
         .executableTarget(
-            name: "StagingBenchmark", dependencies: ["Stages", "Soups", "JSON", "CMalloc"], path: "Benchmarks/StagingBenchmark"),
+            name: "StagingBenchmark", dependencies: ["Stages", "Soups", "JSON", "CJemalloc"], path: "Benchmarks/StagingBenchmark"),
         .executableTarget(
-            name: "SyncUpBenchmark", dependencies: ["Stages", "Soups", "Connectors", "OrgEmulator", "JSON", "CMalloc"], path: "Benchmarks/SyncUpBenchmark"),
+            name: "SyncUpBenchmark", dependencies: ["Stages", "Soups", "Connectors", "OrgEmulator", "JSON", "CJemalloc"], path: "Benchmarks/SyncUpBenchmark"),
         .executableTarget(
-            name: "SyncDownBenchmark", dependencies: ["Stages", "Soups", "Connectors", "OrgEmulator", "JSON", "CMalloc"], path: "Benchmarks/SyncDownBenchmark"),
+            name: "SyncDownBenchmark", dependencies: ["Stages", "Soups", "Connectors", "OrgEmulator", "JSON", "CJemalloc"], path: "Benchmarks/SyncDownBenchmark"),
         /// Test support: child processes started with posix_spawn (Foundation's `Process` crashed tests).
         .target(name: "ChildProcesses", path: "Tests/ChildProcesses"),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),

@@ -5,14 +5,13 @@
 //
 //   swift run -c release ClientBenchmark [--requests N] [--latency-ms L] [--smoke]
 
-import CMalloc
+import CJemalloc
 import Connectors
 import Foundation
 import JSON
 import OrgEmulator
 
-// The allocator tuned as `pipeline` ships it, so the figures are the product's.
-pipeline_tune_allocator()
+// jemalloc is linked (`import CJemalloc`) as in `pipeline`, so the figures are the product's.
 
 var requests = 200
 var latency = 100

@@ -7,7 +7,7 @@
 // --database is given), then POSTs N new Accounts to /composite/sobjects with K requests in flight,
 // and prints records/second. `--smoke` (CI) writes 2,000 records and checks every one succeeded.
 
-import CMalloc
+import CJemalloc
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -15,8 +15,7 @@ import FoundationNetworking
 import JSON
 import OrgEmulator
 
-// The allocator tuned as `pipeline` ships it, so the figures are the product's.
-pipeline_tune_allocator()
+// jemalloc is linked (`import CJemalloc`) as in `pipeline`, so the figures are the product's.
 
 struct Options {
     var records = 20_000

@@ -13,14 +13,13 @@
 // fails (exit 1) when the store writes at less than half the bare rate (not with `--smoke`, which
 // only proves the harness runs).
 
-import CMalloc
+import CJemalloc
 import Foundation
 import GRDBSQLite
 import JSON
 import Soups
 
-// The allocator tuned as `pipeline` ships it, so the figures are the product's.
-pipeline_tune_allocator()
+// jemalloc is linked (`import CJemalloc`) as in `pipeline`, so the figures are the product's.
 
 struct Options {
     var count = 1_000_000

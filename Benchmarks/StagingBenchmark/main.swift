@@ -2,45 +2,33 @@
 // 1,000,000) and an XML file of about M megabytes (default 100), then runs, in this process:
 //   1. extract.csv → stage into a soup (3 string indexes),
 //   2. the same again (every row matches an entry),
-//   3. extract.csv → transform (five `set` formulas, two maps, three masked fields) → stage, beside
-//      a fresh plain load (three alternating pairs in the same run, `--rounds`; the ratio is the bar of issue 51),
-//   4. extract.xml into a dataset,
+//   3. extract.xml into a dataset,
 // and prints rows/second and peak resident memory after each.
 //
-//   swift run -c release StagingBenchmark [--rows N] [--xml-mb M] [--rounds R] [--smoke]
+//   swift run -c release StagingBenchmark [--rows N] [--xml-mb M] [--smoke]
+//
+// The transform bar (issue 51) is `scripts/bench-transform.py`: each load in a process of its own.
 
-import CMalloc
+import CJemalloc
 import Foundation
 import JSON
 import Soups
 import Stages
 
-// The allocator tuned as `pipeline` ships it, so the figures are the product's.
-pipeline_tune_allocator()
+// jemalloc is linked (`import CJemalloc`) as in `pipeline`, so the figures are the product's.
 
 var rows = 1_000_000
 var xmlMegabytes = 100
-/// Alternating pairs of the transform bar: the best of each side is compared, so more rounds
-/// take the machine's noise out of both.
-var rounds = 3
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
     switch argument {
     case "--rows": rows = Int(arguments.next() ?? "") ?? rows
     case "--xml-mb": xmlMegabytes = Int(arguments.next() ?? "") ?? xmlMegabytes
-    case "--rounds": rounds = max(1, Int(arguments.next() ?? "") ?? rounds)
-    case "--smoke": (rows, xmlMegabytes, rounds) = (5_000, 1, 2)
+    case "--smoke": (rows, xmlMegabytes) = (5_000, 1)
     default:
-        FileHandle.standardError.write(Data("usage: StagingBenchmark [--rows N] [--xml-mb M] [--rounds R] [--smoke]\n".utf8))
+        FileHandle.standardError.write(Data("usage: StagingBenchmark [--rows N] [--xml-mb M] [--smoke]\n".utf8))
         exit(2)
     }
-}
-
-/// CPU seconds (user + system) this process has used so far.
-func cpuSeconds() -> Double {
-    var usage = rusage()
-    getrusage(RUSAGE_SELF.rawValue, &usage)
-    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
 }
 
 /// Peak resident set size of this process so far, in MB.
@@ -90,7 +78,7 @@ func runPipeline(_ name: String, _ stages: String) async throws -> (RunOutcome, 
     let path = folder + "/\(name).json"
     try "{ \"name\": \"\(name)\", \"store\": \"\(folder)/\(name).sqlite\", \"soups\": \(soups), \"stages\": \(stages) }"
         .write(toFile: path, atomically: true, encoding: .utf8)
-    let pipeline = try PipelineLoader(variables: VariableResolver(variables: ["SEED": "benchmark-seed"])).load(path: path)
+    let pipeline = try PipelineLoader(variables: VariableResolver(variables: [:])).load(path: path)
     struct Silent: RunObserver { func handle(_ event: RunEvent, at date: Date) {} }
     let started = ContinuousClock.now
     let outcome = try await PipelineRunner(pipeline: pipeline, observer: Silent()).run()
@@ -117,40 +105,6 @@ let unchanged = againOutcome.report.stages.last?.counts["unchanged"] ?? 0
 // measures a re-load in a process of its own).
 print(String(format: "  again, every row matched: %.1f s, %.0f rows/s; peak RSS of both loads %.0f MB (exit %d, unchanged %d)",
              againSeconds, Double(rows) / againSeconds, peakMegabytes(), againOutcome.exitCode, unchanged))
-// The transform bar: the same rows through a transform, beside a fresh plain load, alternating.
-let cities = (0..<97).map { "\"City \($0)\": \"Town \($0)\"" }.joined(separator: ", ")
-let transformStages = """
-    [ { "id": "csv", "type": "extract.csv", "file": "\(csvPath)", "sobjectType": "Account", "types": {"Employees": "integer"} },
-      { "id": "shape", "type": "transform", "from": "csv",
-        "map": { "Industry": { "values": { "Technology": "Tech", "Energy": "Power" }, "otherwise": "keep" },
-                 "City": { "values": { \(cities) }, "otherwise": "null" } },
-        "set": { "Name": "TRIM(Name)", "Industry": "UPPER(Industry)", "Description": "LEFT(Description, 200)",
-                 "Size__c": "IF(Employees > 1000, \\"Large\\", \\"Small\\")", "Label__c": "Name & ' - ' & City" },
-        "mask": { "City": "city", "Description": "text", "Label__c": "company" }, "maskSeed": "${SEED}" },
-      { "id": "stage", "type": "stage", "from": "shape", "soup": "AccountSoup", "matchOn": "Name" } ]
-    """
-var plainTimes: [Double] = []
-var transformTimes: [Double] = []
-for round in 1...rounds {
-    for name in ["plain", "transform"] { try? FileManager.default.removeItem(atPath: folder + "/\(name).sqlite") }
-    let cpuBefore = cpuSeconds()
-    let (plain, plainSeconds) = try await runPipeline("plain", csvStages)
-    let cpuBetween = cpuSeconds()
-    let (shaped, shapedSeconds) = try await runPipeline("transform", transformStages)
-    let (plainCPU, shapedCPU) = (cpuBetween - cpuBefore, cpuSeconds() - cpuBetween)
-    plainTimes.append(plainSeconds)
-    transformTimes.append(shapedSeconds)
-    let created = shaped.report.stages.last?.counts["created"] ?? 0
-    print(String(format: "  round %d: plain %.1f s (%.1f s CPU), through a transform %.1f s (%.1f s CPU): %.2f×; peak RSS %.0f MB (exit %d/%d, created %d)",
-                 round, plainSeconds, plainCPU, shapedSeconds, shapedCPU, shapedSeconds / plainSeconds, peakMegabytes(),
-                 plain.exitCode, shaped.exitCode, created))
-    for stage in shaped.report.stages {
-        print(String(format: "    %@: %.1f s", stage.id, Double(stage.durationMs) / 1000))
-    }
-    if plain.exitCode != 0 || shaped.exitCode != 0 || created != rows { exit(1) }
-}
-print(String(format: "  transform: best %.1f s against best plain %.1f s: %.2f× (bar: 1.25×)",
-             transformTimes.min()!, plainTimes.min()!, transformTimes.min()! / plainTimes.min()!))
 let (xmlOutcome, xmlSeconds) = try await runPipeline("xml", """
     [ { "id": "xml", "type": "extract.xml", "file": "\(xmlPath)", "record": "Account", "sobjectType": "Account",
         "children": [{"element": "Contact", "within": "Contacts", "sobjectType": "Contact"}] } ]

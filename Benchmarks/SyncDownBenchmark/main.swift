@@ -7,7 +7,7 @@
 //
 //   swift run -c release SyncDownBenchmark [--parents N] [--smoke]
 
-import CMalloc
+import CJemalloc
 import Connectors
 import Foundation
 import JSON
@@ -15,8 +15,7 @@ import OrgEmulator
 import Soups
 import Stages
 
-// The allocator tuned as `pipeline` ships it, so the figures are the product's.
-pipeline_tune_allocator()
+// jemalloc is linked (`import CJemalloc`) as in `pipeline`, so the figures are the product's.
 
 let seed = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../samples/org/seed.json").standardizedFileURL.path
 

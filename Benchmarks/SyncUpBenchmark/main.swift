@@ -7,7 +7,7 @@
 //   swift run -c release SyncUpBenchmark --bulk N              # N flat Accounts through Bulk API 2.0
 //   swift run -c release SyncUpBenchmark --lookups N           # N rows staged with two lookups, beside ids in the file
 
-import CMalloc
+import CJemalloc
 import Connectors
 import Foundation
 import JSON
@@ -15,8 +15,7 @@ import OrgEmulator
 import Soups
 import Stages
 
-// The allocator tuned as `pipeline` ships it, so the figures are the product's.
-pipeline_tune_allocator()
+// jemalloc is linked (`import CJemalloc`) as in `pipeline`, so the figures are the product's.
 
 var trees = 1_000
 var latencies = [0, 50]

@@ -1,7 +1,4 @@
-import CMalloc
+import CJemalloc  // jemalloc is the allocator (see `Sources/CJemalloc/shim.h`): the import links it.
 import PipelineCLI
-
-// glibc's allocator, tuned for a batch process that streams (see `pipeline_tune_allocator`).
-pipeline_tune_allocator()
 
 await PipelineCommand.main(registry: .builtIn)

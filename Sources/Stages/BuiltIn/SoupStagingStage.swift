@@ -127,6 +127,10 @@ public struct SoupStagingStage: Stage {
         selfLinks = links.filter { $0.soups.contains(soupName) }
     }
 
+    /// The members staging may add to a new entry: `attributes`, `Id` and the sync flags. A stage
+    /// that grows its records anyway (a `transform`) makes this room too, so they grow once.
+    static let fieldsAdded = SyncField.flags.count + 2
+
     /// A record and its line for the rejects file: where it started in a file upstream, else its
     /// 1-based position in the stage's input.
     struct Staged {
@@ -149,10 +153,16 @@ public struct SoupStagingStage: Stage {
         /// Waits for the oldest queued write to commit.
         func settleOldest() async throws { try await flagged.settle(pendingWrites.removeFirst(), in: soup) }
         var meter = context.progress.meter(unit: "records")
-        for try await batch in context.inputBatches(batchSize: 5000, firstBatchSize: 1000) {
-            var records: [Staged] = batch.compactMap(\.objectValue).map { record in
+        for try await var batch in context.inputBatches(batchSize: 5000, firstBatchSize: 1000) {
+            // Each record is taken out of the batch, so the stage owns it: an entry made from it
+            // grows in place rather than being copied.
+            var records: [Staged] = []
+            records.reserveCapacity(batch.count)
+            for index in batch.indices {
+                guard case .object(let record) = batch[index] else { continue }
+                batch[index] = .null
                 position += 1
-                return Staged(position: RejectsWriter.line(of: record, position: position), record: record)
+                records.append(Staged(position: RejectsWriter.line(of: record, position: position), record: record))
             }
             result.add(StageCounts.read, records.count)
             meter.advance(to: Int64(position))
@@ -182,7 +192,7 @@ public struct SoupStagingStage: Stage {
                 if let last = pendingWrites.lastIndex(where: { !keys.isDisjoint(with: $0.keys) }) {
                     for _ in 0...last { try await settleOldest() }
                 }
-                let plan = try await plan(records, into: soup, matchOn: matchOn, flagged: flagged, context: context, result: &result, rejects: &rejects)
+                let plan = try await plan(consume records, into: soup, matchOn: matchOn, flagged: flagged, context: context, result: &result, rejects: &rejects)
                 let prepared = try await plan.prepare(in: soup, context: context)
                 if pendingWrites.count == 2 { try await settleOldest() }
                 pendingWrites.append(plan.queue(prepared, keys: keys, context: context))
@@ -327,7 +337,9 @@ public struct SoupStagingStage: Stage {
 
     /// Matches records to the soup's entries and merges them; counts and rejects each record.
     /// Records matching one entry merge into it in turn, the later values winning, as across batches.
-    func plan(_ records: [Staged], into soupName: String, matchOn: MatchKey, flagged: FlaggedEntries, context: StageContext,
+    /// Each record is taken out of `records` as it is planned: one the caller no longer holds
+    /// becomes its new entry without a copy.
+    func plan(_ records: consuming [Staged], into soupName: String, matchOn: MatchKey, flagged: FlaggedEntries, context: StageContext,
               result: inout StageResult, rejects: inout RejectsWriter) async throws -> WritePlan
     {
         guard !records.isEmpty else { return WritePlan() }
@@ -345,8 +357,10 @@ public struct SoupStagingStage: Stage {
         /// An entry of `toStore` as a record from the org left it: what a later local record in
         /// the batch is compared with (`markDirty`).
         var orgSaid: [Int: JSONObject] = [:]
-        for staged in records {
-            let record = staged.record
+        for offset in records.indices {
+            let position = records[offset].position
+            let record = records[offset].record
+            records[offset].record = JSONObject()
             let object = Self.type(of: record) ?? sobjectType ?? "records"
             // Read from the org: what the org holds, so a clean entry it lands on stays clean.
             let fromOrg = record["attributes"]?["url"]?.stringValue != nil
@@ -355,7 +369,7 @@ public struct SoupStagingStage: Stage {
             let key = matchOn.value(of: record)
             let matches = key.flatMap { existing[$0] } ?? []
             if matches.count > 1 {
-                try rejects.add(line: staged.position, reason: "\(matches.count) entries of \(soupName) have \(matchOn.describe(key!))",
+                try rejects.add(line: position, reason: "\(matches.count) entries of \(soupName) have \(matchOn.describe(key!))",
                                 raw: JSONValue.object(record).jsonString)
                 result.add(StageCounts.rejected, object: object)
                 plan.positions.append(.none)
@@ -420,17 +434,17 @@ public struct SoupStagingStage: Stage {
                     plan.positions.append(.unchanged(entry))
                 }
             } else {
-                var entry = record
                 guard let type = Self.type(of: record) ?? sobjectType else {
-                    try rejects.add(line: staged.position, reason: "no attributes.type (set the stage's sobjectType)",
+                    try rejects.add(line: position, reason: "no attributes.type (set the stage's sobjectType)",
                                     raw: JSONValue.object(record).jsonString)
                     result.add(StageCounts.rejected)
                     plan.positions.append(.none)
                     continue
                 }
                 let index = plan.toStore.count
+                var entry = consume record
                 // Room for the attributes, the id and the flags added: one allocation.
-                entry.reserveCapacity(record.count + SyncField.flags.count + 2)
+                entry.reserveCapacity(entry.count + Self.fieldsAdded)
                 entry["attributes"] = ["type": .string(type)]
                 if entry["Id"]?.stringValue?.isEmpty ?? true { entry["Id"] = .string(localIds.next()) }
                 for flag in SyncField.flags where entry[flag] == nil { entry[flag] = .bool(false) }

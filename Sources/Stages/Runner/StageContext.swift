@@ -42,15 +42,17 @@ public struct StageContext: Sendable {
     }
 
     /// Appends records to this stage's output dataset (read by stages that name it in `from`);
-    /// a streamed output goes to its reader in memory only.
+    /// a streamed output goes to its reader in memory only. Waits first while the slowest reader
+    /// is far behind, then returns as soon as the records are handed over: the producer lets go
+    /// of them, so a sole reader owns them and changes them without a copy.
     public func emit(_ records: [JSONValue]) async throws {
+        await feed.throttle(stageId)
         if feed.isStreamed(stageId) {
             await feed.appended(stageId, records: records, last: nil)
         } else {
             let last = try await store.appendToDataset(stageId, records: records)
             await feed.appended(stageId, records: records, last: last)
         }
-        await feed.throttle(stageId)
     }
 
     /// `true` once the run is stopping (another stage failed, or SIGINT / SIGTERM): finish the

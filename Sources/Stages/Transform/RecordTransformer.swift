@@ -29,7 +29,7 @@ struct RecordTransformer: Sendable {
     var keep: Set<String>?
     var sobjectType: String?
     /// Fields the steps may add to a record (`set`, `lookups`): room is made for them once, before
-    /// the first step writes.
+    /// the first step writes — and for those a `stage` adds, so a record grows once on its way.
     var addedFields = 0
 
     /// The record after every step, or why it is passed over (a transform without lookups). The
@@ -55,7 +55,7 @@ struct RecordTransformer: Sendable {
     /// The steps before `lookups`: `rename`, `map`, `set`; why the record is rejected, if it is.
     /// What a map or a formula replaced is noted in `undo`.
     func reshape(_ environment: inout FormulaEnvironment, undo: inout RecordUndo) -> String? {
-        if addedFields > 0 { environment.record.reserveCapacity(environment.record.count + addedFields) }
+        if addedFields > 0 { environment.record.reserveCapacity(environment.record.count + addedFields + SoupStagingStage.fieldsAdded) }
         for (from, to) in renames {
             guard let value = environment.record[from] else { continue }
             environment.record[from] = nil
