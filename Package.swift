@@ -33,7 +33,8 @@ let package = Package(
     ],
     targets: [
         .executableTarget(name: "pipeline", dependencies: ["PipelineCLI", "CJemalloc"]),
-        .systemLibrary(name: "CJemalloc", providers: [.apt(["libjemalloc-dev"])]),
+        // jemalloc as the allocator (`libjemalloc-dev`; see its header).
+        .target(name: "CJemalloc", linkerSettings: [.linkedLibrary("jemalloc")]),
         .target(
             name: "PipelineCLI",
             dependencies: [

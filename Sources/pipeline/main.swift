@@ -1,4 +1,4 @@
-import CJemalloc  // jemalloc is the allocator (see `Sources/CJemalloc/shim.h`): the import links it.
+import CJemalloc  // jemalloc is the allocator (see `Sources/CJemalloc`): the import links it.
 import PipelineCLI
 
 await PipelineCommand.main(registry: .builtIn)

@@ -166,6 +166,33 @@ import Testing
         if !overwrite { #expect(outcome.report.stages[0].counts["conflicts"] == conflicts) }
         #expect(outcome.report.stages[0].counts["failed"] == 0)
     }
+
+    /// A parent created and deleted locally never reaches the org; its lookup child outlives it,
+    /// created without the link (its `local_` id never sent), under every transport.
+    @Test(arguments: ["rest", "collections", "composite", "graph"])
+    func aLookupChildOfADiscardedParentIsCreatedUnlinked(strategy: String) async throws {
+        typealias H = SyncHarness
+        let bench = try await SyncHarness()
+        defer { Task { await bench.close() } }
+        let pipeline = try bench.pipeline(syncs: """
+            [ { "syncName": "trees", "syncType": "syncUp", "soupName": "Accounts",
+                "target": { "type": "parent_children", "relationshipType": "LOOKUP",
+                  "parent": { "sobjectType": "Account", "soupName": "Accounts" },
+                  "children": { "sobjectType": "Contact", "sobjectTypePlural": "Contacts", "soupName": "Contacts", "parentIdFieldName": "AccountId" },
+                  "createFieldlist": ["Name"], "updateFieldlist": ["Name"], "childrenCreateFieldlist": ["LastName", "AccountId"],
+                  "childrenUpdateFieldlist": ["LastName", "AccountId"] } } ]
+            """, stages: #"[ { "id": "up", "type": "syncUp", "sync": "trees", "strategy": "\#(strategy)" } ]"#)
+        try await bench.put([H.flagged(H.local("Account", "local_p1", ["Name": "Gone"]), SyncField.locallyDeleted)], into: "Accounts", pipeline)
+        try await bench.put([H.local("Contact", "local_c1", ["LastName": "Orphan", "AccountId": "local_p1"])], into: "Contacts", pipeline)
+        let outcome = try await bench.run(pipeline)
+        #expect(outcome.exitCode == 0, "\(strategy): \(outcome.report.stages[0])")
+        #expect(try await bench.query("SELECT Id FROM Account WHERE Name = 'Gone'").isEmpty)
+        let server = try await bench.query("SELECT Id, AccountId FROM Contact WHERE LastName = 'Orphan'")
+        #expect(server.count == 1 && server.first?["AccountId"] == .null, "\(strategy): \(server)")
+        let local = try await bench.entries("Contacts", pipeline)
+        #expect(local.count == 1 && local.first.map { !$0.isDirty && $0["AccountId"] == .null } == true, "\(strategy): \(local)")
+        #expect(try await bench.entries("Accounts", pipeline).isEmpty)
+    }
 }
 
 /// The same trees through every transport: links by reference or by returned id, a tree of more

@@ -56,7 +56,8 @@ struct SyncUpPlanner {
                 if parentIsNew {
                     write.parentLink = (parentIdField, parentKey)
                     write.fields[parentIdField] = nil
-                } else if !tree.parentRemoved, let parentId = tree.parent.id {
+                } else if !tree.parentRemoved, tree.parent.hasServerId, let parentId = tree.parent.id {
+                    // Only a parent the org holds: a discarded one's `local_` id must not leave.
                     write.fields[parentIdField] = .string(parentId)
                     child.entry[parentIdField] = .string(parentId)
                 }
