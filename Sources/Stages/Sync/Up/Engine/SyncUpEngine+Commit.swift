@@ -2,7 +2,6 @@ import Connectors
 import Foundation
 import Formats
 import JSON
-import Logging
 import Soups
 
 /// A page's outcome saved in one transaction: new ids carried everywhere they were written,

@@ -2,7 +2,6 @@ import Connectors
 import Foundation
 import Formats
 import JSON
-import Logging
 import Soups
 
 /// One page: conflicts checked, writes planned, packed, journaled and sent, answers applied.

@@ -1,6 +1,5 @@
 import Connectors
 import Foundation
-import Formats
 import JSON
 import Logging
 import Soups

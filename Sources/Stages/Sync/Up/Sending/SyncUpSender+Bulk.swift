@@ -1,9 +1,7 @@
 import Connectors
-import Foundation
 import Formats
 import JSON
 import Soups
-import Synchronization
 
 /// Writes sent through Bulk API 2.0 ingest jobs, and each result row read back as an outcome.
 extension SyncUpSender {

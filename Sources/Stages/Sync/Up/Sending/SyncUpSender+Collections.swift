@@ -1,9 +1,7 @@
 import Connectors
-import Foundation
 import Formats
 import JSON
 import Soups
-import Synchronization
 
 /// Writes sent through sObject Collections, alone or several calls in one Composite request
 /// (with the reads of new dates that LEAVE_IF_CHANGED needs).

@@ -1,9 +1,6 @@
 import Connectors
-import Foundation
-import Formats
 import JSON
 import Soups
-import Synchronization
 
 /// Writes sent through Composite (`allOrNone` per tree) and Composite Graph requests.
 extension SyncUpSender {

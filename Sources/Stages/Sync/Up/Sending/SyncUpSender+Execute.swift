@@ -1,9 +1,6 @@
 import Connectors
-import Foundation
-import Formats
 import JSON
 import Soups
-import Synchronization
 
 /// One request sent through its transport, and what an unanswered one means for its writes.
 extension SyncUpSender {

@@ -1,9 +1,7 @@
 import Connectors
 import Foundation
-import Formats
 import JSON
 import Soups
-import Synchronization
 
 /// Every write journaled, with the times that say when the org can no longer apply it, before
 /// its request leaves.

@@ -1,9 +1,6 @@
 import Connectors
-import Foundation
-import Formats
 import JSON
 import Soups
-import Synchronization
 
 /// Links to parents created earlier in the sync, filled before a request leaves.
 extension SyncUpSender {

@@ -1,9 +1,6 @@
 import Connectors
-import Foundation
-import Formats
 import JSON
 import Soups
-import Synchronization
 
 /// Writes sent one at a time through the REST sObject API (or a custom target's writer).
 extension SyncUpSender {
