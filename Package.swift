@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "Formats", targets: ["Formats"]),
         .library(name: "JSON", targets: ["JSON"]),
         .library(name: "OrgEmulator", targets: ["OrgEmulator"]),
+        .library(name: "OrgEmulatorTesting", targets: ["OrgEmulatorTesting"]),
         .library(name: "FuzzTargets", targets: ["FuzzTargets"]),
     ],
     dependencies: [
@@ -82,6 +83,8 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
             ]),
+        // Test support: an emulator per test on a free port, its clock shared with clients.
+        .target(name: "OrgEmulatorTesting", dependencies: ["OrgEmulator", "Connectors", "JSON"]),
         .target(name: "FuzzTargets", dependencies: ["Connectors", "Stages", "SOQL", "Formulas", "Formats", "JSON", "OrgEmulator"]),
         .executableTarget(
             name: "SoupBenchmark",
@@ -110,22 +113,22 @@ let package = Package(
         .testTarget(
             name: "ConnectorsTests",
             dependencies: [
-                "Connectors", "OrgEmulator", "SOQL", "JSON",
+                "Connectors", "OrgEmulatorTesting", "SOQL", "JSON",
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
             ]),
         .testTarget(
             name: "OrgEmulatorTests",
             dependencies: [
-                "OrgEmulator", "SOQL", "JSON",
+                "OrgEmulator", "OrgEmulatorTesting", "SOQL", "JSON",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
             ]),
         .testTarget(name: "SoupsTests", dependencies: ["Soups", "JSON", "ChildProcesses", .product(name: "GRDB", package: "GRDB.swift")]),
-        .testTarget(name: "StagesTests", dependencies: ["Stages", "Soups", "SOQL", "Formulas", "JSON", "Connectors", "OrgEmulator", "FuzzTargets"]),
+        .testTarget(name: "StagesTests", dependencies: ["Stages", "Soups", "SOQL", "Formulas", "JSON", "Connectors", "OrgEmulator", "OrgEmulatorTesting", "FuzzTargets"]),
         .testTarget(
             name: "PipelineCLITests",
-            dependencies: ["PipelineCLI", "Stages", "Soups", "JSON", "Connectors", "OrgEmulator", "ChildProcesses", .product(name: "GRDB", package: "GRDB.swift")]),
+            dependencies: ["PipelineCLI", "Stages", "Soups", "JSON", "Connectors", "OrgEmulator", "OrgEmulatorTesting", "ChildProcesses", .product(name: "GRDB", package: "GRDB.swift")]),
     ]
 )

@@ -1,30 +1,30 @@
 import Connectors
 import Foundation
 import JSON
-import OrgEmulator
+import OrgEmulatorTesting
 import Testing
 
 /// Every OAuth flow against the emulator, their failures, and that failures never show a secret.
 @Suite struct AuthFlowTests {
     /// Connects with `auth`, runs one query, and checks the usage counts and the instance URL.
-    func expectWorks(_ auth: OrgAuth, seedPath: String = sampleSeedPath, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        try await withOrg(seedPath: seedPath) { org in
+    func expectWorks(_ auth: OrgAuth, seedPath: String = SampleOrg.seedPath, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        try await withTestOrg(seedPath: seedPath) { org in
             let client = try org.client(auth: auth)
             #expect(try await client.count("SELECT COUNT() FROM Account") == 3, sourceLocation: sourceLocation)
-            #expect(try await client.instanceURL == org.url, sourceLocation: sourceLocation)
+            #expect(try await client.instanceURL == org.instanceURL, sourceLocation: sourceLocation)
             let usage = await client.usage()
             #expect(usage.byKind["auth"] == 1, sourceLocation: sourceLocation)
             #expect(usage.byKind["query"] == 1, sourceLocation: sourceLocation)
             #expect(usage.requests == 2, sourceLocation: sourceLocation)
             #expect(usage.limitInfo == "api-usage=1/15000", sourceLocation: sourceLocation)
-            #expect(try await org.received("auth") == 1, sourceLocation: sourceLocation)
+            #expect(await org.received("auth") == 1, sourceLocation: sourceLocation)
             await client.shutdown()
         }
     }
 
     @Test func passwordFlow() async throws {
-        try await expectWorks(.password(username: Demo.username, password: Demo.password, securityToken: nil,
-                                        clientId: Demo.clientId, clientSecret: Demo.clientSecret))
+        try await expectWorks(.password(username: SampleOrg.username, password: SampleOrg.password, securityToken: nil,
+                                        clientId: SampleOrg.clientId, clientSecret: SampleOrg.clientSecret))
     }
 
     /// A copy of the sample seed whose first user has the security token `token`.
@@ -35,19 +35,19 @@ import Testing
     @Test func passwordFlowWithSecurityTokenAndNoClientSecret() async throws {
         let seed = try Self.seedWithSecurityToken("TOKEN123")
         defer { try? FileManager.default.removeItem(atPath: seed) }
-        try await expectWorks(.password(username: Demo.username, password: Demo.password, securityToken: "TOKEN123",
-                                        clientId: Demo.clientId, clientSecret: nil), seedPath: seed)
+        try await expectWorks(.password(username: SampleOrg.username, password: SampleOrg.password, securityToken: "TOKEN123",
+                                        clientId: SampleOrg.clientId, clientSecret: nil), seedPath: seed)
     }
 
     /// As a real org checks them: password + token exactly when the user has a token, the password
     /// alone when not; a missing, wrong or extra token is `invalid_grant`.
     @Test(arguments: [(true, nil as String?), (true, "TOKEN124"), (true, "TOKEN1234"), (false, "ANYTHING")])
     func passwordFlowChecksTheSecurityTokenExactly(userHasToken: Bool, presented: String?) async throws {
-        let seed = userHasToken ? try Self.seedWithSecurityToken("TOKEN123") : sampleSeedPath
+        let seed = userHasToken ? try Self.seedWithSecurityToken("TOKEN123") : SampleOrg.seedPath
         defer { if userHasToken { try? FileManager.default.removeItem(atPath: seed) } }
-        try await withOrg(seedPath: seed) { org in
-            let client = try org.client(auth: .password(username: Demo.username, password: Demo.password, securityToken: presented,
-                                                        clientId: Demo.clientId, clientSecret: Demo.clientSecret))
+        try await withTestOrg(seedPath: seed) { org in
+            let client = try org.client(auth: .password(username: SampleOrg.username, password: SampleOrg.password, securityToken: presented,
+                                                        clientId: SampleOrg.clientId, clientSecret: SampleOrg.clientSecret))
             let error = await caught { try await client.connect() }
             #expect((error as? OrgClientError).map { if case .authenticationFailed(let message) = $0 { message.contains("invalid_grant") } else { false } } == true,
                     "\(String(describing: error))")
@@ -56,62 +56,62 @@ import Testing
     }
 
     @Test func refreshTokenFlow() async throws {
-        try await expectWorks(.refreshToken(refreshToken: Demo.refreshToken, clientId: Demo.clientId, clientSecret: Demo.clientSecret))
+        try await expectWorks(.refreshToken(refreshToken: SampleOrg.refreshToken, clientId: SampleOrg.clientId, clientSecret: SampleOrg.clientSecret))
     }
 
     @Test func clientCredentialsFlow() async throws {
-        try await expectWorks(.clientCredentials(clientId: Demo.clientId, clientSecret: Demo.clientSecret))
+        try await expectWorks(.clientCredentials(clientId: SampleOrg.clientId, clientSecret: SampleOrg.clientSecret))
     }
 
     @Test func jwtBearerFlowSignsWithThePEMKey() async throws {
         let fixture = try JWTFixture()
         defer { fixture.remove() }
-        try await expectWorks(.jwt(clientId: Demo.clientId, username: Demo.username, privateKeyFile: fixture.keyPath),
+        try await expectWorks(.jwt(clientId: SampleOrg.clientId, username: SampleOrg.username, privateKeyFile: fixture.keyPath),
                               seedPath: fixture.seedPath)
     }
 
     @Test func accessTokenFlowSendsNoAuthRequest() async throws {
-        try await withOrg { org in
+        try await withTestOrg { org in
             let client = try org.client(auth: .accessToken(accessToken: org.accessToken))
             #expect(try await client.count("SELECT COUNT() FROM Account") == 3)
-            #expect(try await client.instanceURL == org.url)
+            #expect(try await client.instanceURL == org.instanceURL)
             let usage = await client.usage()
             #expect(usage.byKind == ["query": 1])
             #expect(usage.requests == 1)
-            #expect(try await org.received("auth") == 0)
+            #expect(await org.received("auth") == 0)
             await client.shutdown()
         }
     }
 
     @Test func sfdxAuthURLFlow() async throws {
-        try await withOrg { org in
+        try await withTestOrg { org in
             // The host part may carry its scheme; plain http is accepted for loopback hosts only.
-            let authURL = "force://\(Demo.clientId):\(Demo.clientSecret):\(Demo.refreshToken)@\(org.url)"
+            let authURL = "force://\(SampleOrg.clientId):\(SampleOrg.clientSecret):\(SampleOrg.refreshToken)@\(org.instanceURL)"
             let client = try org.client(auth: .sfdxAuthURL(authUrl: authURL))
             #expect(try await client.count("SELECT COUNT() FROM Contact") == 3)
-            #expect(try await client.instanceURL == org.url)
+            #expect(try await client.instanceURL == org.instanceURL)
             #expect(await client.usage().byKind["auth"] == 1)
             await client.shutdown()
         }
     }
 
     @Test func sfdxAuthURLWithALoopbackHostAndNoSchemeUsesHTTP() async throws {
-        try await withOrg { org in
+        try await withTestOrg { org in
             // `sf org display` prints hosts without a scheme: https for real orgs, http for loopback.
-            let hostAndPort = String(org.url.dropFirst("http://".count))
-            let authURL = "force://\(Demo.clientId):\(Demo.clientSecret):\(Demo.refreshToken)@\(hostAndPort)"
+            let hostAndPort = String(org.instanceURL.dropFirst("http://".count))
+            let authURL = "force://\(SampleOrg.clientId):\(SampleOrg.clientSecret):\(SampleOrg.refreshToken)@\(hostAndPort)"
             let client = try org.client(auth: .sfdxAuthURL(authUrl: authURL))
             try await client.connect()
-            #expect(try await client.instanceURL == org.url)
+            #expect(try await client.instanceURL == org.instanceURL)
             #expect(await client.usage().byKind["auth"] == 1)
             await client.shutdown()
         }
     }
 
     @Test func malformedSFDXAuthURLIsAConfigurationErrorThatDoesNotRepeatIt() async throws {
-        try await withOrg { org in
-            for authURL in ["force://\(Demo.clientId):\(Demo.clientSecret)@\(org.url)", "https://\(Demo.clientId):x:\(Demo.refreshToken)@host",
-                            "force://\(Demo.clientId):\(Demo.clientSecret):\(Demo.refreshToken)"] {
+        try await withTestOrg { org in
+            for authURL in ["force://\(SampleOrg.clientId):\(SampleOrg.clientSecret)@\(org.instanceURL)", "https://\(SampleOrg.clientId):x:\(SampleOrg.refreshToken)@host",
+                            "force://\(SampleOrg.clientId):\(SampleOrg.clientSecret):\(SampleOrg.refreshToken)"] {
                 let client = try org.client(auth: .sfdxAuthURL(authUrl: authURL))
                 let error = await caught { try await client.connect() }
                 guard case .invalidConfiguration? = error as? OrgClientError else {
@@ -119,7 +119,7 @@ import Testing
                     await client.shutdown()
                     continue
                 }
-                expectNoSecret(texts(of: error!), secrets: [Demo.clientSecret, Demo.refreshToken, authURL])
+                expectNoSecret(texts(of: error!), secrets: [SampleOrg.clientSecret, SampleOrg.refreshToken, authURL])
                 #expect(await client.usage().requests == 0)
                 await client.shutdown()
             }
@@ -127,11 +127,11 @@ import Testing
     }
 
     @Test func wrongPasswordIsAuthenticationFailedWithoutThePassword() async throws {
-        try await withOrg { org in
+        try await withTestOrg { org in
             let wrong = "Wr0ng-Pa55word-7781"
             let token = "SecTok-99123"
-            let client = try org.client(auth: .password(username: Demo.username, password: wrong, securityToken: token,
-                                                        clientId: Demo.clientId, clientSecret: Demo.clientSecret))
+            let client = try org.client(auth: .password(username: SampleOrg.username, password: wrong, securityToken: token,
+                                                        clientId: SampleOrg.clientId, clientSecret: SampleOrg.clientSecret))
             let error = await caught { try await client.connect() }
             guard case .authenticationFailed(let message)? = error as? OrgClientError else {
                 Issue.record("expected authenticationFailed, got \(String(describing: error))")
@@ -140,11 +140,11 @@ import Testing
             }
             #expect(message.contains("invalid_grant"))
             #expect(message.contains("authentication failure"))
-            expectNoSecret(texts(of: error!), secrets: [wrong, token, wrong + token, Demo.password, Demo.clientSecret])
+            expectNoSecret(texts(of: error!), secrets: [wrong, token, wrong + token, SampleOrg.password, SampleOrg.clientSecret])
             // A query fails the same way and sends no REST request.
             let second = await caught { try await client.count("SELECT COUNT() FROM Account") }
             #expect((second as? OrgClientError).map { if case .authenticationFailed = $0 { true } else { false } } == true)
-            expectNoSecret(second.map(texts(of:)) ?? [], secrets: [wrong, token, Demo.clientSecret])
+            expectNoSecret(second.map(texts(of:)) ?? [], secrets: [wrong, token, SampleOrg.clientSecret])
             #expect(await client.usage().byKind["query"] == nil)
             await client.shutdown()
         }
@@ -155,19 +155,19 @@ import Testing
         defer { fixture.remove() }
         let otherKey = try JWTFixture()  // a key whose certificate the org does not have
         defer { otherKey.remove() }
-        try await withOrg(seedPath: fixture.seedPath) { org in
+        try await withTestOrg(seedPath: fixture.seedPath) { org in
             let cases: [(OrgAuth, [String])] = [
-                (.refreshToken(refreshToken: "bogus-refresh-5521", clientId: Demo.clientId, clientSecret: Demo.clientSecret),
-                 ["bogus-refresh-5521", Demo.clientSecret]),
-                (.clientCredentials(clientId: Demo.clientId, clientSecret: "bogus-secret-8812"), ["bogus-secret-8812"]),
-                (.password(username: Demo.username, password: Demo.password, securityToken: nil, clientId: Demo.clientId,
-                           clientSecret: "bogus-secret-1234"), [Demo.password, "bogus-secret-1234"]),
-                (.password(username: Demo.username, password: Demo.password, securityToken: nil, clientId: "nobody",
-                           clientSecret: Demo.clientSecret), [Demo.password, Demo.clientSecret]),
-                (.jwt(clientId: Demo.clientId, username: Demo.username, privateKeyFile: otherKey.keyPath),
+                (.refreshToken(refreshToken: "bogus-refresh-5521", clientId: SampleOrg.clientId, clientSecret: SampleOrg.clientSecret),
+                 ["bogus-refresh-5521", SampleOrg.clientSecret]),
+                (.clientCredentials(clientId: SampleOrg.clientId, clientSecret: "bogus-secret-8812"), ["bogus-secret-8812"]),
+                (.password(username: SampleOrg.username, password: SampleOrg.password, securityToken: nil, clientId: SampleOrg.clientId,
+                           clientSecret: "bogus-secret-1234"), [SampleOrg.password, "bogus-secret-1234"]),
+                (.password(username: SampleOrg.username, password: SampleOrg.password, securityToken: nil, clientId: "nobody",
+                           clientSecret: SampleOrg.clientSecret), [SampleOrg.password, SampleOrg.clientSecret]),
+                (.jwt(clientId: SampleOrg.clientId, username: SampleOrg.username, privateKeyFile: otherKey.keyPath),
                  [try String(contentsOfFile: otherKey.keyPath, encoding: .utf8)]),
-                (.sfdxAuthURL(authUrl: "force://\(Demo.clientId):\(Demo.clientSecret):bogus-refresh-7734@\(org.url)"),
-                 [Demo.clientSecret, "bogus-refresh-7734"]),
+                (.sfdxAuthURL(authUrl: "force://\(SampleOrg.clientId):\(SampleOrg.clientSecret):bogus-refresh-7734@\(org.instanceURL)"),
+                 [SampleOrg.clientSecret, "bogus-refresh-7734"]),
             ]
             for (auth, secrets) in cases {
                 let client = try org.client(auth: auth)
@@ -182,13 +182,13 @@ import Testing
     }
 
     @Test func unreadableJWTKeyIsAConfigurationError() async throws {
-        try await withOrg { org in
+        try await withTestOrg { org in
             let garbage = NSTemporaryDirectory() + "not-a-key-\(UUID().uuidString).pem"
             try "-----BEGIN PRIVATE KEY-----\nc2VjcmV0LWtleS1tYXRlcmlhbA==\n-----END PRIVATE KEY-----\n"
                 .write(toFile: garbage, atomically: true, encoding: .utf8)
             defer { try? FileManager.default.removeItem(atPath: garbage) }
             for path in ["/nonexistent/key-\(UUID().uuidString).pem", garbage] {
-                let client = try org.client(auth: .jwt(clientId: Demo.clientId, username: Demo.username, privateKeyFile: path))
+                let client = try org.client(auth: .jwt(clientId: SampleOrg.clientId, username: SampleOrg.username, privateKeyFile: path))
                 let error = await caught { try await client.connect() }
                 guard case .invalidConfiguration(let message)? = error as? OrgClientError else {
                     Issue.record("expected invalidConfiguration, got \(String(describing: error))")
@@ -204,7 +204,7 @@ import Testing
     }
 
     @Test func invalidAccessTokenSurfacesTheOrgErrorWithoutTheToken() async throws {
-        try await withOrg { org in
+        try await withTestOrg { org in
             let bogus = "00Dbogus!AccessToken-4471"
             let client = try org.client(auth: .accessToken(accessToken: bogus))
             let error = await caught { try await client.count("SELECT COUNT() FROM Account") }
@@ -250,8 +250,8 @@ import Testing
     @Test func credentialsDoNotShowInDescriptions() async throws {
         let settings = OrgConnectionSettings(
             instanceURL: "https://example.my.salesforce.com",
-            auth: .password(username: Demo.username, password: "Pa55-in-settings", securityToken: "Tok-in-settings",
-                            clientId: Demo.clientId, clientSecret: "Secret-in-settings"))
+            auth: .password(username: SampleOrg.username, password: "Pa55-in-settings", securityToken: "Tok-in-settings",
+                            clientId: SampleOrg.clientId, clientSecret: "Secret-in-settings"))
         var dumped = ""
         dump(settings, to: &dumped)
         let lines = ["\(settings.auth)", String(reflecting: settings.auth), "\(settings)", String(reflecting: settings), dumped]

@@ -20,7 +20,7 @@ import Testing
             let error = try #require(caught as? OrgAPIError)
             #expect(error.errorCode == "URI_TOO_LONG")
             #expect(error.message.contains("16384") && error.message.contains("SOQL query"), "\(error.message)")
-            #expect(try await org.received("query") == 0)
+            #expect(await org.received("query") == 0)
         }
     }
 
@@ -65,14 +65,14 @@ import Testing
     @Test func stoppingEarlyFetchesAtMostOnePageAhead() async throws {
         try await withClient { org, client in
             try await createAccounts(client, count: 1000, prefix: "Stop")
-            let before = try await org.received("query")
+            let before = await org.received("query")
             for try await page in client.queryPages(try SOQL.parseQuery("SELECT Id FROM Account WHERE Name LIKE 'Stop-%'"), batchSize: 200) {
                 #expect(page.records.count == 200)
                 break
             }
             _ = try await client.count("SELECT COUNT() FROM Account")
             // The first page, at most the one ahead of it, and the count.
-            #expect(try await org.received("query") - before <= 3)
+            #expect(await org.received("query") - before <= 3)
         }
     }
 
@@ -243,7 +243,7 @@ import Testing
             #expect(first?["Name"] == "Early-0001")
             try await Task.sleep(for: .milliseconds(200))
             #expect(await client.usage().byKind["query"] == 1)
-            #expect(try await org.received("query") == 1)
+            #expect(await org.received("query") == 1)
         }
     }
 

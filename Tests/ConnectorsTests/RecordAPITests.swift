@@ -120,7 +120,7 @@ import Testing
             #expect(second == first)
             #expect(third == first)
             #expect(await client.usage().byKind["describe"] == 1)
-            #expect(try await org.received("describe") == 1)
+            #expect(await org.received("describe") == 1)
 
             _ = try await client.describe("Contact")
             #expect(await client.usage().byKind["describe"] == 2)

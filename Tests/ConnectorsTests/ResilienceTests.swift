@@ -1,14 +1,15 @@
 import Connectors
 import Foundation
 import JSON
+import OrgEmulatorTesting
 import Testing
 
 /// Re-authentication, retries, giving up, dropped connections, the daily limit, the in-flight
 /// limit, and that no error text shows a secret.
 @Suite struct ResilienceTests {
-    static let passwordAuth = OrgAuth.password(username: Demo.username, password: Demo.password, securityToken: nil,
-                                               clientId: Demo.clientId, clientSecret: Demo.clientSecret)
-    static let secrets = [Demo.password, Demo.clientSecret, Demo.refreshToken]
+    static let passwordAuth = OrgAuth.password(username: SampleOrg.username, password: SampleOrg.password, securityToken: nil,
+                                               clientId: SampleOrg.clientId, clientSecret: SampleOrg.clientSecret)
+    static let secrets = [SampleOrg.password, SampleOrg.clientSecret, SampleOrg.refreshToken]
 
     // MARK: Re-authentication
 
@@ -23,12 +24,12 @@ import Testing
             #expect(usage.byKind["auth"] == 7)
             #expect(usage.byKind["query"] == 20 + 6)
             #expect(usage.retries == 0)
-            #expect(try await org.received("auth") == 7)
+            #expect(await org.received("auth") == 7)
         }
     }
 
     @Test func concurrentRequestsShareOneReauthentication() async throws {
-        try await withOrg { org in
+        try await withTestOrg { org in
             let transport = ObservingTransport(AsyncHTTPClientTransport(maxConnections: 4, environment: [:]))
             let client = try org.client(auth: Self.passwordAuth, maxInFlight: 4, transport: transport)
             try await client.connect()
@@ -58,7 +59,7 @@ import Testing
             #expect(try await collect(client.query("SELECT Id FROM Account WHERE Name LIKE 'Expiring%'")).count == 4)
             #expect(try await client.retrieve("Account", id: id)["Industry"] == "Energy")
             // Nothing was created twice.
-            #expect(try await org.recordCount("Account") == 7)
+            #expect(await org.recordCount("Account") == 7)
         }
     }
 
@@ -75,7 +76,7 @@ import Testing
             let usage = await client.usage()
             #expect(usage.retries > 0)
             #expect(usage.requests == 32 + usage.retries)
-            #expect(try await org.received("query") == usage.byKind["query"])
+            #expect(await org.received("query") == usage.byKind["query"])
             try await org.setFaults([:])
             #expect(try await client.count("SELECT COUNT() FROM Account WHERE Name = 'Created through 503s'") == 1)
         }
@@ -127,7 +128,7 @@ import Testing
             let usage = await client.usage()
             #expect(usage.byKind["query"] == 3)
             #expect(usage.retries == 2)
-            #expect(try await org.received("query") == 3)
+            #expect(await org.received("query") == 3)
 
             // A create that keeps getting 503s gives up too (a 503 means the org did not apply it).
             let createError = await caught { try await client.create("Account", ["Name": "Never"]) }
@@ -146,7 +147,7 @@ import Testing
     }
 
     @Test func authenticationIsRetriedOnServerErrors() async throws {
-        try await withOrg { org in
+        try await withTestOrg { org in
             // With this seed the emulator fails the first request (the token request) and not the next ones.
             let seed = try #require(SplitMix64.seed { draws in draws[0] < 0.5 && draws[1] >= 0.5 && draws[2] >= 0.5 && draws[3] >= 0.5 })
             try await org.setFaults(["errorRate": 0.5, "seed": .integer(Int64(seed))])
@@ -160,7 +161,7 @@ import Testing
     }
 
     @Test func authenticationGivesUpWithoutLeaking() async throws {
-        try await withOrg { org in
+        try await withTestOrg { org in
             try await org.setFaults(["errorRate": 1])
             let client = try org.client(auth: Self.passwordAuth)
             let error = await caught { try await client.connect() }
@@ -177,11 +178,11 @@ import Testing
         // A port nothing listens on. (async-http-client retries connecting until the request's
         // timeout, so each attempt takes `timeoutSeconds`.)
         let probe = try await TestOrg.start()
-        let deadURL = probe.url
+        let deadURL = probe.instanceURL
         await probe.stop()
         let client = try SalesforceClient(settings: OrgConnectionSettings(instanceURL: deadURL, loginURL: deadURL, timeoutSeconds: 0.5,
                                                                           auth: .accessToken(accessToken: "tok-unreachable-123"),
-                                                                          retry: fastRetry))
+                                                                          retry: TestOrg.fastRetry))
         let error = await caught { try await client.count("SELECT COUNT() FROM Account") }
         if case .gaveUp(let attempts, _, _)? = error as? OrgClientError { #expect(attempts == 3) } else {
             Issue.record("expected gaveUp, got \(String(describing: error))")
@@ -213,7 +214,7 @@ import Testing
             let usage = await client.usage()
             #expect(usage.byKind["sobject"] == 1)
             #expect(usage.retries == 0)
-            #expect(try await org.received("sobject") == 1)
+            #expect(await org.received("sobject") == 1)
             // Reads are not dropped; the create was committed exactly once.
             #expect(try await client.count("SELECT COUNT() FROM Account WHERE Name = 'Dropped Create'") == 1)
         }
@@ -232,8 +233,8 @@ import Testing
             let bulkQueryRows = try await bulkRows(client.bulkQuery("SELECT Id FROM Account WHERE Name LIKE 'Dropped%'", pollInterval: 0.01))
             #expect(bulkQueryRows.count == 3)
             #expect(await client.usage().retries == 0)
-            #expect(try await org.received("collections") == 1)
-            #expect(try await org.received("composite") == 1)
+            #expect(await org.received("collections") == 1)
+            #expect(await org.received("composite") == 1)
             #expect(try await client.count("SELECT COUNT() FROM Account WHERE Name LIKE 'Dropped Coll%'") == 2)
             #expect(try await client.count("SELECT COUNT() FROM Account WHERE Name = 'Dropped Composite'") == 1)
         }
@@ -264,7 +265,7 @@ import Testing
                 Issue.record("expected gaveUp, got \(String(describing: error))")
             }
             #expect(await client.usage().byKind["sobject"] == 4)
-            #expect(try await org.received("sobject") == 4)
+            #expect(await org.received("sobject") == 4)
             // GETs are never dropped.
             #expect(try await client.retrieve("Account", id: id)["Industry"] == "Banking")
             #expect(await client.usage().retries == 2)
@@ -307,7 +308,7 @@ import Testing
     }
 
     @Test func keepsAtMostMaxInFlightRequests() async throws {
-        try await withOrg { org in
+        try await withTestOrg { org in
             let transport = ObservingTransport(AsyncHTTPClientTransport(maxConnections: 4, environment: [:]))
             let client = try org.client(maxInFlight: 4, transport: transport)
             try await org.setFaults(["latencyMs": 100])
@@ -326,7 +327,7 @@ import Testing
     }
 
     @Test func oneInFlightSerializesRequests() async throws {
-        try await withOrg { org in
+        try await withTestOrg { org in
             let transport = ObservingTransport(AsyncHTTPClientTransport(maxConnections: 1, environment: [:]))
             let client = try org.client(maxInFlight: 1, transport: transport)
             try await org.setFaults(["latencyMs": 30])
@@ -344,7 +345,7 @@ extension ResilienceTests {
     /// Every failure a password-flow client can meet, with every text of every error checked for
     /// the password, client secret, refresh token and each access token the org issued.
     @Test func noErrorTextShowsASecret() async throws {
-        try await withOrg { org in
+        try await withTestOrg { org in
             let transport = ObservingTransport(AsyncHTTPClientTransport(maxConnections: 8, environment: [:]))
             let client = try org.client(auth: Self.passwordAuth, transport: transport)
             var errors: [any Error] = []
@@ -379,11 +380,11 @@ extension ResilienceTests {
             #expect(tokens.count >= 2)
             expectNoSecret(errors.flatMap(texts(of:)), secrets: Self.secrets + tokens)
             // A password-flow client that cannot log in says so without the password either.
-            let wrong = try org.client(auth: .password(username: Demo.username, password: "not-\(Demo.password)", securityToken: "SEC-TOK-1",
-                                                       clientId: Demo.clientId, clientSecret: Demo.clientSecret))
+            let wrong = try org.client(auth: .password(username: SampleOrg.username, password: "not-\(SampleOrg.password)", securityToken: "SEC-TOK-1",
+                                                       clientId: SampleOrg.clientId, clientSecret: SampleOrg.clientSecret))
             try await org.setFaults([:])
             let refused = await caught { try await wrong.connect() }
-            expectNoSecret(refused.map(texts(of:)) ?? [], secrets: ["not-\(Demo.password)", "SEC-TOK-1", Demo.password, Demo.clientSecret])
+            expectNoSecret(refused.map(texts(of:)) ?? [], secrets: ["not-\(SampleOrg.password)", "SEC-TOK-1", SampleOrg.password, SampleOrg.clientSecret])
             await wrong.shutdown()
         }
     }

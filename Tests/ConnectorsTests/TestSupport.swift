@@ -2,133 +2,15 @@ import _CryptoExtras
 import Connectors
 import Foundation
 import JSON
-import OrgEmulator
+import OrgEmulatorTesting
 import Synchronization
 import Testing
 import X509
 
-/// The sample seed shipped with the package (`samples/org/seed.json`).
-let sampleSeedPath: String = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent()  // ConnectorsTests
-    .deletingLastPathComponent()  // Tests
-    .deletingLastPathComponent()  // package root
-    .appendingPathComponent("samples/org/seed.json").path
-
-/// The sample seed's user and connected app.
-enum Demo {
-    static let username = "demo@syncpipeline.dev"
-    static let password = "demo-password"
-    static let clientId = "demo-client"
-    static let clientSecret = "demo-secret"
-    static let refreshToken = "demo-refresh-token"
-}
-
-/// Retries that wait next to nothing, so fault tests stay fast.
-let fastRetry = RetryPolicy(maxAttempts: 3, baseDelaySeconds: 0.001, maxDelaySeconds: 0.01)
-
-/// A test harness failure (not an assertion about the client).
-struct HarnessError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}
-
-/// An emulator on its own free port with an in-memory org, plus a plain HTTP transport for its
-/// admin API (`/emulator/*`).
-final class TestOrg: Sendable {
-    let emulator: OrgEmulator
-    /// `http://127.0.0.1:PORT`.
-    let url: String
-    private let running: RunningOrgEmulator
-    private let admin: AsyncHTTPClientTransport
-
-    /// The emulator's development token.
-    var accessToken: String { emulator.accessToken }
-
-    private init(emulator: OrgEmulator, running: RunningOrgEmulator) {
-        self.emulator = emulator
-        self.url = running.instanceURL
-        self.running = running
-        admin = AsyncHTTPClientTransport(maxConnections: 1, environment: [:])
-    }
-
-    static func start(seedPath: String = sampleSeedPath) async throws -> TestOrg {
-        let emulator = try OrgEmulator(configuration: .init(host: "127.0.0.1", port: 0, seedPath: seedPath))
-        return TestOrg(emulator: emulator, running: try await emulator.start())
-    }
-
-    func stop() async {
-        await admin.shutdown()
-        await running.stop()
-    }
-
-    /// Sends an admin request and returns the JSON answer, requiring a 200.
-    @discardableResult
-    func adminRequest(_ method: String, _ path: String, _ body: JSONValue? = nil,
-                      sourceLocation: SourceLocation = #_sourceLocation) async throws -> JSONValue {
-        var bytes: [UInt8]?
-        if let body {
-            var buffer: [UInt8] = []
-            body.write(into: &buffer)
-            bytes = buffer
-        }
-        let response = try await admin.execute(method: method, url: url + path, headers: [("Content-Type", "application/json")],
-                                               body: bytes, timeoutSeconds: 30)
-        try #require(response.status == 200, "\(method) \(path): \(response.status) \(response.text)", sourceLocation: sourceLocation)
-        return try response.json()
-    }
-
-    /// `POST /emulator/faults` (`[:]` clears every fault).
-    func setFaults(_ faults: JSONValue, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        try await adminRequest("POST", "/emulator/faults", faults, sourceLocation: sourceLocation)
-    }
-
-    /// `GET /emulator/stats`.
-    func stats() async throws -> JSONValue {
-        try await adminRequest("GET", "/emulator/stats")
-    }
-
-    /// Requests of one kind the emulator received.
-    func received(_ kind: String) async throws -> Int {
-        Int(try await stats()["requests"]?["byKind"]?[kind]?.integerValue ?? 0)
-    }
-
-    /// Live records of one type.
-    func recordCount(_ type: String) async throws -> Int {
-        Int(try await stats()["records"]?[type]?.integerValue ?? 0)
-    }
-
-    /// A client for this org; the emulator's development token (`access_token` flow) by default.
-    func client(auth: OrgAuth? = nil, instanceURL: String?? = .none, maxInFlight: Int = 8, retry: RetryPolicy = fastRetry,
-                timeoutSeconds: Double = 30, transport: (any HTTPTransport)? = nil) throws -> SalesforceClient {
-        let auth = auth ?? .accessToken(accessToken: accessToken)
-        let instance: String?
-        switch instanceURL {
-        case .none: if case .accessToken = auth { instance = url } else { instance = nil }
-        case .some(let value): instance = value
-        }
-        let settings = OrgConnectionSettings(instanceURL: instance, loginURL: url, maxInFlight: maxInFlight,
-                                             timeoutSeconds: timeoutSeconds, auth: auth, retry: retry)
-        return try SalesforceClient(settings: settings, transport: transport)
-    }
-}
-
-/// Runs `body` against a fresh emulator and stops it afterwards.
-func withOrg<T>(seedPath: String = sampleSeedPath, _ body: (TestOrg) async throws -> T) async throws -> T {
-    let org = try await TestOrg.start(seedPath: seedPath)
-    do {
-        let value = try await body(org)
-        await org.stop()
-        return value
-    } catch {
-        await org.stop()
-        throw error
-    }
-}
-
 /// Runs `body` with a client of a fresh emulator; shuts both down afterwards.
-func withClient<T>(seedPath: String = sampleSeedPath, auth: OrgAuth? = nil, maxInFlight: Int = 8, retry: RetryPolicy = fastRetry,
+func withClient<T>(seedPath: String = SampleOrg.seedPath, auth: OrgAuth? = nil, maxInFlight: Int = 8, retry: RetryPolicy = TestOrg.fastRetry,
                    _ body: (TestOrg, SalesforceClient) async throws -> T) async throws -> T {
-    try await withOrg(seedPath: seedPath) { org in
+    try await withTestOrg(seedPath: seedPath) { org in
         let client = try org.client(auth: auth, maxInFlight: maxInFlight, retry: retry)
         do {
             let value = try await body(org, client)
@@ -258,7 +140,7 @@ enum TracePath {
 
 /// A copy of the sample seed (in the temporary folder) whose first user also has `changes`.
 func sampleSeedCopy(firstUser changes: JSONObject) throws -> String {
-    var document = try #require(try JSONParser.parse(String(contentsOfFile: sampleSeedPath, encoding: .utf8)).objectValue)
+    var document = try #require(try JSONParser.parse(String(contentsOfFile: SampleOrg.seedPath, encoding: .utf8)).objectValue)
     var users = try #require(document["users"]?.arrayValue)
     var user = try #require(users[0].objectValue)
     for (key, value) in changes { user[key] = value }

@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import JSON
 import OrgEmulator
+import OrgEmulatorTesting
 import Testing
 
 /// The emulator's admin API (`/emulator/stats`, `reset`, `clock`, `faults`) and injected faults.
@@ -14,7 +15,7 @@ import Testing
     @Test func statsCountRequestsByKindAndWrites() async throws {
         try await withEmulator { emu in
             let fresh = try await emu.stats()
-            #expect(fresh["requests"] == ["total": 0, "writes": 0, "byKind": [:]])
+            #expect(fresh["requests"] == ["total": 0, "writes": 0, "inFlight": 0, "byKind": [:]])
             #expect(try await emu.counts() == Self.seedCounts)
 
             #expect(try await emu.rest("GET", "/sobjects/Account/describe").status == 200)        // describe
@@ -28,8 +29,8 @@ import Testing
             #expect(try await emu.rest("POST", "/composite", json: ["compositeRequest": [
                 ["method": "POST", "url": .string(api + "/sobjects/Account"), "referenceId": "a", "body": ["Name": "Composed"]],
             ]]).status == 200)                                                                    // composite, write
-            #expect(try await emu.oauthToken([("grant_type", "password"), ("client_id", SeedUser.clientId),
-                                              ("username", SeedUser.username), ("password", SeedUser.password)]).status == 200)  // auth
+            #expect(try await emu.oauthToken([("grant_type", "password"), ("client_id", SampleOrg.clientId),
+                                              ("username", SampleOrg.username), ("password", SampleOrg.password)]).status == 200)  // auth
             #expect(try await emu.send("GET", "/services/data").status == 200)                     // versions
             #expect(try await emu.rest("GET", "/limits").status == 200)                            // limits
             #expect(try await emu.rest("GET", "/sobjects/Account/updated/?start=2000-01-01T00:00:00Z&end=2199-01-01T00:00:00Z").status == 200)  // changes
@@ -61,7 +62,7 @@ import Testing
             #expect(reset.json == ["reset": true])
 
             let stats = try await emu.stats()
-            #expect(stats["requests"] == ["total": 0, "writes": 0, "byKind": [:]])
+            #expect(stats["requests"] == ["total": 0, "writes": 0, "inFlight": 0, "byKind": [:]])
             #expect(stats["dailyRequests"] == 0)
             #expect(try await emu.counts() == Self.seedCounts)
 
@@ -207,9 +208,9 @@ import Testing
             // It stays invalid.
             #expect(try await emu.rest("GET", "/limits").status == 401)
 
-            let login = try await emu.oauthToken([("grant_type", "password"), ("client_id", SeedUser.clientId),
-                                                   ("client_secret", SeedUser.clientSecret), ("username", SeedUser.username),
-                                                   ("password", SeedUser.password)])
+            let login = try await emu.oauthToken([("grant_type", "password"), ("client_id", SampleOrg.clientId),
+                                                   ("client_secret", SampleOrg.clientSecret), ("username", SampleOrg.username),
+                                                   ("password", SampleOrg.password)])
             #expect(login.status == 200)
             let token = try #require(login.json["access_token"]?.stringValue)
             #expect(try await emu.rest("GET", "/limits", auth: .token(token)).status == 200)

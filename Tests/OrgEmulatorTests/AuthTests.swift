@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import OrgEmulatorTesting
 import Testing
 
 /// Bearer / OAuth tokens on the REST API, and the OAuth token endpoint's flows.
@@ -84,9 +85,9 @@ import Testing
 
     // MARK: OAuth token endpoint
 
-    func passwordForm(password: String = SeedUser.password, clientId: String = SeedUser.clientId) -> [(String, String)] {
-        [("grant_type", "password"), ("client_id", clientId), ("client_secret", SeedUser.clientSecret),
-         ("username", SeedUser.username), ("password", password)]
+    func passwordForm(password: String = SampleOrg.password, clientId: String = SampleOrg.clientId) -> [(String, String)] {
+        [("grant_type", "password"), ("client_id", clientId), ("client_secret", SampleOrg.clientSecret),
+         ("username", SampleOrg.username), ("password", password)]
     }
 
     @Test func passwordFlowIssuesAWorkingToken() async throws {
@@ -120,7 +121,7 @@ import Testing
             // The identity URL answers with the token.
             let me = try await emu.send("GET", identity, auth: .token(token))
             #expect(me.status == 200)
-            #expect(me.json["username"]?.stringValue == SeedUser.username)
+            #expect(me.json["username"]?.stringValue == SampleOrg.username)
             #expect(me.json["user_id"]?.stringValue == userId)
             #expect(me.json["organization_id"]?.stringValue == orgId)
         }
@@ -152,8 +153,8 @@ import Testing
 
     @Test func refreshTokenFlow() async throws {
         try await withEmulator { emu in
-            let reply = try await emu.oauthToken([("grant_type", "refresh_token"), ("refresh_token", SeedUser.refreshToken),
-                                                   ("client_id", SeedUser.clientId), ("format", "json")])
+            let reply = try await emu.oauthToken([("grant_type", "refresh_token"), ("refresh_token", SampleOrg.refreshToken),
+                                                   ("client_id", SampleOrg.clientId), ("format", "json")])
             #expect(reply.status == 200, "\(reply.text)")
             #expect(reply.json["scope"] == "refresh_token full")
             #expect(reply.json["instance_url"]?.stringValue == emu.instanceURL)
@@ -162,7 +163,7 @@ import Testing
             let token = try #require(reply.json["access_token"]?.stringValue)
             #expect(try await emu.rest("GET", "/sobjects", auth: .token(token)).status == 200)
 
-            let bad = try await emu.oauthToken([("grant_type", "refresh_token"), ("refresh_token", "stale"), ("client_id", SeedUser.clientId)])
+            let bad = try await emu.oauthToken([("grant_type", "refresh_token"), ("refresh_token", "stale"), ("client_id", SampleOrg.clientId)])
             #expect(bad.status == 400)
             #expect(bad.json == ["error": "invalid_grant", "error_description": "expired access/refresh token"])
         }
@@ -170,7 +171,7 @@ import Testing
 
     @Test func clientCredentialsWithBasicAuth() async throws {
         try await withEmulator { emu in
-            let basic = Data("\(SeedUser.clientId):\(SeedUser.clientSecret)".utf8).base64EncodedString()
+            let basic = Data("\(SampleOrg.clientId):\(SampleOrg.clientSecret)".utf8).base64EncodedString()
             let reply = try await emu.oauthToken([("grant_type", "client_credentials")], headers: ["Authorization": "Basic \(basic)"])
             #expect(reply.status == 200, "\(reply.text)")
             #expect(reply.json["token_type"] == "Bearer")
@@ -178,7 +179,7 @@ import Testing
             let token = try #require(reply.json["access_token"]?.stringValue)
             #expect(try await emu.rest("GET", "/limits", auth: .token(token)).status == 200)
 
-            let wrong = Data("\(SeedUser.clientId):nope".utf8).base64EncodedString()
+            let wrong = Data("\(SampleOrg.clientId):nope".utf8).base64EncodedString()
             let refused = try await emu.oauthToken([("grant_type", "client_credentials")], headers: ["Authorization": "Basic \(wrong)"])
             #expect(refused.status == 400)
             #expect(refused.json == ["error": "invalid_client", "error_description": "invalid client credentials"])
@@ -187,7 +188,7 @@ import Testing
 
     @Test func unsupportedGrantType() async throws {
         try await withEmulator { emu in
-            let reply = try await emu.oauthToken([("grant_type", "magic"), ("client_id", SeedUser.clientId)])
+            let reply = try await emu.oauthToken([("grant_type", "magic"), ("client_id", SampleOrg.clientId)])
             #expect(reply.status == 400)
             #expect(reply.json == ["error": "unsupported_grant_type", "error_description": "grant type not supported"])
         }
@@ -197,8 +198,8 @@ import Testing
         try await withEmulator { emu in
             let reply = try await emu.send("GET", "/services/oauth2/userinfo")
             #expect(reply.status == 200)
-            #expect(reply.json["username"]?.stringValue == SeedUser.username)
-            #expect(reply.json["preferred_username"]?.stringValue == SeedUser.username)
+            #expect(reply.json["username"]?.stringValue == SampleOrg.username)
+            #expect(reply.json["preferred_username"]?.stringValue == SampleOrg.username)
             let userId = try #require(reply.json["user_id"]?.stringValue)
             let orgId = try #require(reply.json["organization_id"]?.stringValue)
             #expect(userId.hasPrefix("005") && hasValidChecksum(userId))

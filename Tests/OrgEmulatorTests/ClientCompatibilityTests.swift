@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import JSON
+import OrgEmulatorTesting
 import Testing
 
 /// What real clients other than simple-salesforce read first (issue 17): their default API
@@ -179,16 +180,16 @@ import Testing
     /// use: a session id that works as a bearer token, or the INVALID_LOGIN fault.
     @Test func soapLoginGivesASessionOrTheLoginFault() async throws {
         try await withEmulator { emu in
-            let reply = try await emu.send("POST", "/services/Soap/u/52.0", body: Self.loginEnvelope(SeedUser.username, SeedUser.password),
+            let reply = try await emu.send("POST", "/services/Soap/u/52.0", body: Self.loginEnvelope(SampleOrg.username, SampleOrg.password),
                                            contentType: "text/xml; charset=UTF-8", headers: ["SOAPAction": "login"], auth: .none)
             #expect(reply.status == 200, "\(reply.text)")
             let session = try #require(reply.text.range(of: "(?<=<sessionId>)[^<]+", options: .regularExpression).map { String(reply.text[$0]) })
             #expect(reply.text.contains("<serverUrl>\(emu.instanceURL)/services/Soap/u/52.0/00D"))
-            #expect(reply.text.contains("<userName>\(SeedUser.username)</userName>"))
+            #expect(reply.text.contains("<userName>\(SampleOrg.username)</userName>"))
             let query = try await emu.rest("GET", "/query?q=SELECT+Id+FROM+Account", auth: .token(session.replacingOccurrences(of: "&amp;", with: "&")))
             #expect(query.status == 200, "the session works as a bearer token")
 
-            let wrong = try await emu.send("POST", "/services/Soap/u/52.0", body: Self.loginEnvelope(SeedUser.username, "nope&amp;"),
+            let wrong = try await emu.send("POST", "/services/Soap/u/52.0", body: Self.loginEnvelope(SampleOrg.username, "nope&amp;"),
                                            contentType: "text/xml; charset=UTF-8", headers: ["SOAPAction": "login"], auth: .none)
             #expect(wrong.status == 500)
             #expect(wrong.text.contains("<faultcode>sf:INVALID_LOGIN</faultcode>"))

@@ -1,6 +1,7 @@
 import _CryptoExtras
 import Foundation
 import JSON
+import OrgEmulatorTesting
 import Testing
 import X509
 
@@ -16,7 +17,7 @@ import X509
             issuer: name, subject: name, signatureAlgorithm: .sha256WithRSAEncryption, extensions: Certificate.Extensions(),
             issuerPrivateKey: certificateKey)
         let pem = try certificate.serializeAsPEM().pemString
-        var document = try JSONParser.parse(String(contentsOfFile: sampleSeedPath, encoding: .utf8)).objectValue!
+        var document = try JSONParser.parse(String(contentsOfFile: SampleOrg.seedPath, encoding: .utf8)).objectValue!
         var users = document["users"]!.arrayValue!
         var user = users[0].objectValue!
         user["jwtCertificate"] = .string(pem)

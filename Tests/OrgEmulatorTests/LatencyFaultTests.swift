@@ -31,4 +31,26 @@ import Testing
             #expect(stats["requests"]?["byKind"]?["limits"] == 2)
         }
     }
+
+    /// Latency runs on the org's clock: advancing it ends a held request at once — applied inside
+    /// the request deadline, stopped unapplied past it — so tests never wait for either.
+    @Test func advancingTheClockEndsHeldRequests() async throws {
+        try await withEmulator(requestDeadlineSeconds: 30) { (emu) async throws in
+            /// Creates an account held `holdSeconds` by latency, lets that much time pass, and
+            /// returns the answer.
+            func createHeld(_ name: String, holdSeconds: Int) async throws -> Reply {
+                #expect(try await emu.send("POST", "/emulator/faults", json: ["writeLatencyMs": .integer(Int64(holdSeconds * 1000))],
+                                           auth: .none).status == 200)
+                let held = Task { try await emu.rest("POST", "/sobjects/Account", json: ["Name": .string(name)]) }
+                while try await emu.stats()["requests"]?["inFlight"] != 1 { await Task.yield() }
+                try await emu.advanceClock(holdSeconds)
+                return try await held.value
+            }
+            #expect(try await createHeld("Inside", holdSeconds: 20).status == 201)
+            expectError(try await createHeld("Past", holdSeconds: 40), 500, "REQUEST_RUNNING_TOO_LONG")
+            let names = try await emu.rest("GET", "/query?q=SELECT+Name+FROM+Account+WHERE+Name+IN+('Inside','Past')").json["records"]
+            #expect(names?.arrayValue?.compactMap { $0["Name"]?.stringValue } == ["Inside"])
+            #expect(try await emu.stats()["requests"]?["inFlight"] == 0)
+        }
+    }
 }

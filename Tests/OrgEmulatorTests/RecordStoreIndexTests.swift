@@ -2,6 +2,7 @@ import GRDB
 import Testing
 
 @testable import OrgEmulator
+import OrgEmulatorTesting
 
 /// The emulator's record store finds a record's children through an index of their reference
 /// field: a delete's cascade and a parent-children query's subquery seek them, instead of walking
@@ -54,7 +55,7 @@ extension RecordStoreIndexTests {
     /// The sample seed's org indexes the references children are found by — not the owner,
     /// audit and record type fields every record holds.
     @Test func theSeedsReferencesAreIndexed() async throws {
-        let engine = try OrgEngine(seed: try OrgSeed.load(path: sampleSeedPath), databasePath: nil, accessToken: nil)
+        let engine = try OrgEngine(seed: try OrgSeed.load(path: SampleOrg.seedPath), databasePath: nil, accessToken: nil)
         let names = try await engine.store.queue.read { db in
             try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'records_ref_%'")
         }

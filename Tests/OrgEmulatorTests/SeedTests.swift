@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import JSON
 import OrgEmulator
+import OrgEmulatorTesting
 import Testing
 
 /// Seed files: located errors for malformed seeds, and a database that persists between starts
@@ -88,7 +89,7 @@ import Testing
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let database = directory.appendingPathComponent("org.sqlite").path
-        let seedText = try String(contentsOfFile: sampleSeedPath, encoding: .utf8)
+        let seedText = try String(contentsOfFile: SampleOrg.seedPath, encoding: .utf8)
         let seed = try Self.writeSeed(seedText, in: directory)
 
         // First start: create a record, change a seed record, delete another.
@@ -132,7 +133,7 @@ import Testing
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let database = directory.appendingPathComponent("org.sqlite").path
-        let seed = try Self.writeSeed(try String(contentsOfFile: sampleSeedPath, encoding: .utf8), in: directory)
+        let seed = try Self.writeSeed(try String(contentsOfFile: SampleOrg.seedPath, encoding: .utf8), in: directory)
         let id = try await withEmulator(databasePath: database, seedPath: seed) { emu in
             try await emu.create("Contact", ["LastName": "Older", "FirstName": "Ann"])
         }

@@ -1,6 +1,7 @@
 import Foundation
 import JSON
 import OrgEmulator
+import OrgEmulatorTesting
 import Testing
 
 /// The schema reads like an org's: standard fields from the catalog (`"standard": true`), an owner
@@ -16,7 +17,7 @@ import Testing
             let reply = try await Self.query(emu, "SELECT Owner.Name, Owner.Username, CreatedBy.Name FROM Account WHERE Id = '\(id)'")
             #expect(reply.status == 200, "\(reply.text)")
             let record = try #require(reply.json["records"]?[0])
-            #expect(record["Owner"]?["Username"] == .string(SeedUser.username))
+            #expect(record["Owner"]?["Username"] == .string(SampleOrg.username))
             #expect(record["Owner"]?["Name"] == record["CreatedBy"]?["Name"])
             let owner = try #require(try await emu.record("Account", id)["OwnerId"]?.stringValue)
             #expect(owner.hasPrefix("005"))

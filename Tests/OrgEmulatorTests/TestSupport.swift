@@ -4,27 +4,12 @@ import FoundationNetworking
 #endif
 import JSON
 import OrgEmulator
+import OrgEmulatorTesting
 import Testing
 
 /// The API version the tests speak, and the REST base path for it.
 let apiVersion = "62.0"
 let api = "/services/data/v62.0"
-
-/// The sample seed shipped with the package (`samples/org/seed.json`).
-let sampleSeedPath: String = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent()  // OrgEmulatorTests
-    .deletingLastPathComponent()  // Tests
-    .deletingLastPathComponent()  // package root
-    .appendingPathComponent("samples/org/seed.json").path
-
-/// The sample seed's user and connected app.
-enum SeedUser {
-    static let username = "demo@syncpipeline.dev"
-    static let password = "demo-password"
-    static let clientId = "demo-client"
-    static let clientSecret = "demo-secret"
-    static let refreshToken = "demo-refresh-token"
-}
 
 /// A test harness failure (not an assertion about the emulator).
 struct HarnessError: Error, CustomStringConvertible {
@@ -57,22 +42,20 @@ enum Auth: Sendable {
     case header(String)
 }
 
-/// A running emulator on its own port (in-memory database unless a path is given), talked to
-/// over real HTTP with URLSession. Start with ``withEmulator(databasePath:seedPath:_:)``.
+/// A ``TestOrg`` (in-memory database unless a path is given) talked to over real HTTP with
+/// URLSession — not our client. Start with ``withEmulator(databasePath:seedPath:_:)``.
 final class EmulatorHarness: @unchecked Sendable {
-    let emulator: OrgEmulator
-    /// `http://127.0.0.1:PORT`, as `onRunning` reported it.
-    let instanceURL: String
+    let org: TestOrg
     let session: URLSession
-    private let running: RunningOrgEmulator
 
+    var emulator: OrgEmulator { org.emulator }
+    /// `http://127.0.0.1:PORT`, as `onRunning` reported it.
+    var instanceURL: String { org.instanceURL }
     /// The development token the emulator accepts from the start.
-    var token: String { emulator.accessToken }
+    var token: String { org.accessToken }
 
-    private init(emulator: OrgEmulator, running: RunningOrgEmulator) {
-        self.emulator = emulator
-        self.instanceURL = running.instanceURL
-        self.running = running
+    private init(org: TestOrg) {
+        self.org = org
         session = Self.makeSession()
     }
 
@@ -87,15 +70,16 @@ final class EmulatorHarness: @unchecked Sendable {
     }
 
     /// Starts an emulator on port 0 and waits until `onRunning` reports its instance URL.
-    static func start(seedPath: String = sampleSeedPath, databasePath: String? = nil) async throws -> EmulatorHarness {
-        let emulator = try OrgEmulator(configuration: .init(port: 0, databasePath: databasePath, seedPath: seedPath))
-        return EmulatorHarness(emulator: emulator, running: try await emulator.start())
+    static func start(seedPath: String = SampleOrg.seedPath, databasePath: String? = nil,
+                      requestDeadlineSeconds: Double = 30) async throws -> EmulatorHarness {
+        EmulatorHarness(org: try await TestOrg.start(seedPath: seedPath, databasePath: databasePath,
+                                                     requestDeadlineSeconds: requestDeadlineSeconds))
     }
 
     /// Stops the server and waits until its port is closed.
     func stop() async {
         session.finishTasksAndInvalidate()
-        await running.stop()
+        await org.stop()
     }
 
     // MARK: Requests
@@ -204,9 +188,10 @@ final class EmulatorHarness: @unchecked Sendable {
 }
 
 /// Runs `body` against a fresh emulator and stops it afterwards.
-func withEmulator<T>(databasePath: String? = nil, seedPath: String = sampleSeedPath,
+func withEmulator<T>(databasePath: String? = nil, seedPath: String = SampleOrg.seedPath, requestDeadlineSeconds: Double = 30,
                      _ body: (EmulatorHarness) async throws -> T) async throws -> T {
-    let harness = try await EmulatorHarness.start(seedPath: seedPath, databasePath: databasePath)
+    let harness = try await EmulatorHarness.start(seedPath: seedPath, databasePath: databasePath,
+                                                  requestDeadlineSeconds: requestDeadlineSeconds)
     do {
         let value = try await body(harness)
         await harness.stop()

@@ -1,7 +1,7 @@
 import Connectors
 import Foundation
 import JSON
-import OrgEmulator
+import OrgEmulatorTesting
 import Soups
 import Testing
 
@@ -72,9 +72,8 @@ import Testing
         #expect(!all.contains { SyncField.isLocalId($0["Id"]?.stringValue ?? "local_") || SyncField.isLocalId($0["AccountId"]?.stringValue ?? "") })
 
         // The org, opened on the database the embedded emulator kept.
-        let emulator = try OrgEmulator(configuration: .init(databasePath: org, seedPath: root + "/samples/org/seed.json"))
-        let running = try await emulator.start()
-        let client = try SalesforceClient(settings: OrgConnectionSettings(instanceURL: running.instanceURL, auth: .accessToken(accessToken: emulator.accessToken)))
+        let reopened = try await TestOrg.start(databasePath: org)
+        let client = try reopened.client()
         var orgAccounts: [String: String] = [:]
         for try await record in client.query("SELECT Id, Name FROM Account WHERE Name LIKE 'Kill %'") {
             #expect(orgAccounts.updateValue(record["Id"]!.stringValue!, forKey: record["Name"]!.stringValue!) == nil, "each account created once")
@@ -84,7 +83,7 @@ import Testing
             #expect(orgContacts.updateValue(record, forKey: record["Id"]!.stringValue!) == nil)
         }
         await client.shutdown()
-        await running.stop()
+        await reopened.stop()
         #expect(orgAccounts.count == trees)
         #expect(orgContacts.count == trees * 3, "each contact created once")
         #expect(Set(orgContacts.values.map { $0["LastName"]!.stringValue! }).count == trees * 3)
@@ -153,9 +152,8 @@ import Testing
         #expect(all.count == families * 3 && all.allSatisfy { !$0.isDirty }, "every entry clean")
         #expect(!all.contains { entry in ["Id", "ParentId", "AccountId"].contains { SyncField.isLocalId(entry[$0]?.stringValue ?? "") } })
 
-        let emulator = try OrgEmulator(configuration: .init(databasePath: org, seedPath: root + "/samples/org/seed.json"))
-        let running = try await emulator.start()
-        let client = try SalesforceClient(settings: OrgConnectionSettings(instanceURL: running.instanceURL, auth: .accessToken(accessToken: emulator.accessToken)))
+        let reopened = try await TestOrg.start(databasePath: org)
+        let client = try reopened.client()
         var orgAccounts: [String: JSONObject] = [:]
         for try await record in client.query("SELECT Id, Name, ParentId FROM Account WHERE Name LIKE 'GKill %'") {
             #expect(orgAccounts.updateValue(record, forKey: record["Name"]!.stringValue!) == nil, "each account created once")
@@ -165,7 +163,7 @@ import Testing
             #expect(orgContacts.updateValue(record, forKey: record["LastName"]!.stringValue!) == nil, "each contact created once")
         }
         await client.shutdown()
-        await running.stop()
+        await reopened.stop()
         #expect(orgAccounts.count == families * 2 && orgContacts.count == families)
         for index in 0..<families {
             #expect(orgAccounts["GKill child \(index)"]?["ParentId"] == orgAccounts["GKill parent \(index)"]?["Id"])
@@ -225,15 +223,14 @@ import Testing
         #expect(Set(entries.compactMap { $0["Id"]?.stringValue }).count == records, "no two entries share an id")
         #expect(!entries.contains { SyncField.isLocalId($0["Id"]?.stringValue ?? "local_") })
 
-        let emulator = try OrgEmulator(configuration: .init(databasePath: org, seedPath: root + "/samples/org/seed.json"))
-        let running = try await emulator.start()
-        let client = try SalesforceClient(settings: OrgConnectionSettings(instanceURL: running.instanceURL, auth: .accessToken(accessToken: emulator.accessToken)))
+        let reopened = try await TestOrg.start(databasePath: org)
+        let client = try reopened.client()
         var orgAccounts: [String: String] = [:]
         for try await record in client.query("SELECT Id, Name FROM Account WHERE Name LIKE 'BKill %'") {
             #expect(orgAccounts.updateValue(record["Id"]!.stringValue!, forKey: record["Name"]!.stringValue!) == nil, "each account created once")
         }
         await client.shutdown()
-        await running.stop()
+        await reopened.stop()
         #expect(orgAccounts.count == records)
         for entry in entries {
             #expect(orgAccounts[entry["Name"]?.stringValue ?? ""] == entry["Id"]?.stringValue, "the soup's id is the org's")

@@ -1,25 +1,20 @@
 import Connectors
 import Foundation
 import JSON
-import OrgEmulator
+import OrgEmulatorTesting
 import Soups
 import Stages
 import Testing
 
 /// `extract.soql` against an emulator over HTTP.
 @Suite struct ExtractSOQLStageTests {
-    static let seed = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("../../samples/org/seed.json").standardizedFileURL.path
-
     /// Runs `stages` (JSON) with an org pointing at a fresh emulator.
     func run(_ stages: String, in directory: String) async throws -> (RunOutcome, PipelineDefinition) {
-        let emulator = try OrgEmulator(configuration: .init(seedPath: Self.seed))
-        let running = try await emulator.start()
-        defer { Task { await running.stop() } }
-        let url = running.instanceURL
+        let org = try await TestOrg.start()
+        defer { Task { await org.stop() } }
         let pipeline = try loadPipeline("""
-            { "org": { "instanceUrl": "\(url)", "auth": { "flow": "access_token", "accessToken": "${TOKEN}" } }, "stages": \(stages) }
-            """, in: directory, variables: ["TOKEN": emulator.accessToken])
+            { "org": { "instanceUrl": "\(org.instanceURL)", "auth": { "flow": "access_token", "accessToken": "${TOKEN}" } }, "stages": \(stages) }
+            """, in: directory, variables: ["TOKEN": org.accessToken])
         let connector: OrgConnector = { configuration in
             guard case .remote(let settings) = configuration else { throw StageFailure(.failed, "expected a remote org") }
             return try SalesforceClient(settings: OrgConnectionSettings(instanceURL: settings.instanceUrl, auth: settings.auth))

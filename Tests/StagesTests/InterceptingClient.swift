@@ -11,6 +11,7 @@ struct InterceptingClient: OrgClient {
     var apiPath: String { base.apiPath }
     var writeSettlingSeconds: Double { base.writeSettlingSeconds }
     var writesSettledBefore: Int64? { base.writesSettledBefore }
+    var clock: WallClock { base.clock }
     func usage() async -> APIUsage { await base.usage() }
     func shutdown() async { await base.shutdown() }
     func describe(_ type: String) async throws -> JSONObject { try await base.describe(type) }

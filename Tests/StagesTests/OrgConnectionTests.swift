@@ -1,7 +1,7 @@
 import Connectors
 import Foundation
 import JSON
-import OrgEmulator
+import OrgEmulatorTesting
 import Stages
 import Synchronization
 import Testing
@@ -95,11 +95,9 @@ struct ShutdownWatchingClient: OrgClient {
     @Test func stagesReachTheOrgLazilyAndTheReportCountsRequests() async throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let seed = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../samples/org/seed.json").standardizedFileURL.path
-        let emulator = try OrgEmulator(configuration: .init(seedPath: seed))
-        let running = try await emulator.start()
-        defer { Task { await running.stop() } }
-        let url = running.instanceURL
+        let org = try await TestOrg.start()
+        defer { Task { await org.stop() } }
+        let url = org.instanceURL
 
         var registry = testRegistry
         registry.register(CountAccountsStage.self)
@@ -108,7 +106,7 @@ struct ShutdownWatchingClient: OrgClient {
             { "org": { "instanceUrl": "\(url)", "auth": { "flow": "access_token", "accessToken": "${TOKEN}" } },
               "stages": [ { "id": "count", "type": "test.countAccounts" }, { "id": "offline", "type": "test.count", "count": 1 } ] }
             """.write(toFile: path, atomically: true, encoding: .utf8)
-        let pipeline = try PipelineLoader(registry: registry, variables: VariableResolver(variables: ["TOKEN": emulator.accessToken])).load(path: path)
+        let pipeline = try PipelineLoader(registry: registry, variables: VariableResolver(variables: ["TOKEN": org.accessToken])).load(path: path)
         let connector: OrgConnector = { configuration in
             guard case .remote(let settings) = configuration else { throw StageFailure(.failed, "expected a remote org") }
             return try SalesforceClient(settings: OrgConnectionSettings(instanceURL: settings.instanceUrl, auth: settings.auth))
@@ -123,7 +121,7 @@ struct ShutdownWatchingClient: OrgClient {
         #expect(json["api"]?["requests"] == 1)
         // The token is a secret: it appears nowhere in the run's log.
         let log = try String(contentsOfFile: outcome.report.reportDir + "/run.log", encoding: .utf8)
-        #expect(!log.contains(emulator.accessToken))
+        #expect(!log.contains(org.accessToken))
     }
 
     /// A run that cannot start stops a connection still being opened, and opens none after.

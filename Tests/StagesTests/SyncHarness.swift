@@ -1,7 +1,7 @@
 import Connectors
 import Foundation
 import JSON
-import OrgEmulator
+import OrgEmulatorTesting
 import Soups
 import Stages
 import Testing
@@ -10,8 +10,7 @@ import Testing
 /// folder with Account, Contact, Order and Order line soups, a client to look at the org, and a
 /// runner for pipelines of sync-up stages.
 final class SyncHarness: Sendable {
-    static let seed = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("../../samples/org/seed.json").standardizedFileURL.path
+    static let seed = SampleOrg.seedPath
 
     static let soups = """
         [ { "soupName": "Accounts", "indexes": [ { "path": "Id", "type": "string" }, { "path": "Name", "type": "string" },
@@ -36,25 +35,24 @@ final class SyncHarness: Sendable {
         """
 
     let directory: String
-    let running: RunningOrgEmulator
-    let token: String
+    let org: TestOrg
     let client: SalesforceClient
     let observer = RecordingObserver()
+
+    var token: String { org.accessToken }
 
     /// - Parameter requestDeadlineSeconds: how long the emulator lets a request run before stopping it unapplied.
     /// - Parameter seed: the seed file the emulator starts from (the sample org's by default).
     init(requestDeadlineSeconds: Double = 30, seed: String = SyncHarness.seed) async throws {
         directory = try makeTemporaryDirectory()
-        let emulator = try OrgEmulator(configuration: .init(seedPath: seed, requestDeadlineSeconds: requestDeadlineSeconds))
-        token = emulator.accessToken
-        running = try await emulator.start()
-        client = try SalesforceClient(settings: OrgConnectionSettings(instanceURL: running.instanceURL, auth: .accessToken(accessToken: emulator.accessToken)))
+        org = try await TestOrg.start(seedPath: seed, requestDeadlineSeconds: requestDeadlineSeconds)
+        client = try org.client(retry: RetryPolicy(), timeoutSeconds: 120)
     }
 
     /// Stops the emulator and the client, and removes the harness's folder.
     func close() async {
         await client.shutdown()
-        await running.stop()
+        await org.stop()
         try? FileManager.default.removeItem(atPath: directory)
     }
 
@@ -64,10 +62,10 @@ final class SyncHarness: Sendable {
     func pipeline(syncs: String, stages: String, org: String = "", refreshAuth: Bool = false,
                   registry: StageRegistry = testRegistry, soups: String = SyncHarness.soups) throws -> PipelineDefinition {
         let auth = refreshAuth
-            ? #""loginUrl": "\#(running.instanceURL)", "auth": { "flow": "refresh_token", "refreshToken": "${REFRESH}", "clientId": "demo-client", "clientSecret": "${SECRET}" }"#
+            ? #""loginUrl": "\#(self.org.instanceURL)", "auth": { "flow": "refresh_token", "refreshToken": "${REFRESH}", "clientId": "demo-client", "clientSecret": "${SECRET}" }"#
             : #""auth": { "flow": "access_token", "accessToken": "${TOKEN}" }"#
         return try loadPipeline("""
-            { "org": { \(org)"instanceUrl": "\(running.instanceURL)", \(auth) },
+            { "org": { \(org)"instanceUrl": "\(self.org.instanceURL)", \(auth) },
               "store": "store.sqlite", "soups": \(soups), "syncs": \(syncs), "stages": \(stages) }
             """, in: directory, variables: ["TOKEN": token, "REFRESH": "demo-refresh-token", "SECRET": "demo-secret"], registry: registry)
     }
@@ -81,7 +79,7 @@ final class SyncHarness: Sendable {
             return wrap(try SalesforceClient(settings: OrgConnectionSettings(
                 instanceURL: settings.instanceUrl, loginURL: settings.loginUrl ?? settings.instanceUrl ?? "", timeoutSeconds: settings.timeoutSeconds ?? 120,
                 requestDeadlineSeconds: settings.requestDeadlineSeconds ?? 600, auth: settings.auth,
-                retry: RetryPolicy(maxAttempts: 5, baseDelaySeconds: 0.05, maxDelaySeconds: 0.5))))
+                retry: RetryPolicy(maxAttempts: 5, baseDelaySeconds: 0.05, maxDelaySeconds: 0.5)), clock: self.org.clock))
         }
         var options = RunOptions()
         options.dryRun = dryRun
@@ -122,22 +120,25 @@ final class SyncHarness: Sendable {
         return entry
     }
 
-    /// Moves the emulator's clock forward (org timestamps have whole seconds).
-    func advanceClock(seconds: Int = 2) async throws {
-        _ = try await client.send(.json("POST", "/emulator/clock", ["advanceSeconds": .integer(Int64(seconds))], kind: "admin"))
+    /// Moves the emulator's clock forward, and the clock of the runs' clients with it (org
+    /// timestamps have whole seconds; requests held by latency finish, deadlines pass).
+    func advanceClock(seconds: Int = 2) {
+        org.advanceClock(seconds: seconds)
     }
 
-    /// Sets the admin faults (see docs/emulator.md).
+    /// Lets `seconds` pass for a write the client gave up on: the org's clock and the client's
+    /// move on, and the test waits until the org has finished every request it still held.
+    func letTimePass(seconds: Int) async {
+        org.advanceClock(seconds: seconds)
+        await org.waitUntilIdle()
+    }
+
     /// The emulator's counters (`/emulator/stats`): requests, writes, records by object.
-    func stats() async throws -> JSONValue { try await Self.stats(of: client) }
+    func stats() async -> JSONValue { await org.stats() }
 
-    /// ``stats()`` read through `client`.
-    static func stats(of client: SalesforceClient) async throws -> JSONValue {
-        try await client.send(.json("GET", "/emulator/stats", .null, kind: "admin")).json()
-    }
-
-    func setFaults(_ faults: JSONValue) async throws {
-        _ = try await client.send(.json("POST", "/emulator/faults", faults, kind: "admin"))
+    /// Sets the admin faults (see docs/emulator.md); `[:]` clears them.
+    func setFaults(_ faults: JSONObject) async throws {
+        try await org.setFaults(faults)
     }
 
     /// A locally created entry (`local_` id, `attributes.type`, flags).

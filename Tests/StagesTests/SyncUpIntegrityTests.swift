@@ -1,6 +1,7 @@
 import Connectors
 import Foundation
 import JSON
+import OrgEmulatorTesting
 import Soups
 import Stages
 import Testing
@@ -89,7 +90,7 @@ import Testing
 
     /// How many records of `object` the org holds (its stats).
     static func orgCount(_ object: String, _ bench: SyncHarness) async throws -> Int {
-        Int(try await bench.stats()["records"]?[object]?.integerValue ?? 0)
+        Int(await bench.stats()["records"]?[object]?.integerValue ?? 0)
     }
 
     @Test(arguments: ["auto", "composite", "graph", "perTree"])
@@ -113,7 +114,7 @@ import Testing
     @Test func lostAnswersAreFoundWhenTheOrgsClockIsAhead() async throws {
         let bench = try await SyncHarness()
         defer { Task { await bench.close() } }
-        try await bench.advanceClock(seconds: 86_400)
+        bench.advanceClock(seconds: 86_400)
         let pipeline = try bench.pipeline(syncs: Self.sync, stages: Self.stages("collections"))
         try await Self.putTrees(4, prefix: "T", contacts: 2, bench: bench, pipeline)
         try await bench.setFaults(["dropAfterCommitRate": 1.0])
@@ -136,7 +137,7 @@ import Testing
         let accountsBefore = try await Self.orgCount("Account", bench)
         // The write commits 1.5 s after it arrives; the run is stopped as soon as the org has it.
         try await bench.setFaults(["writeLatencyMs": 1500])
-        let observer = StopOnceTheOrgHasTheWrite(client: bench.client)
+        let observer = StopOnceTheOrgHasTheWrite(org: bench.org)
         let first = try await SyncDownResumeTests.run(pipeline, in: bench, observer: observer, control: observer.control)
         #expect(first.exitCode == 143)
         let counts = first.report.stages[0].counts
@@ -164,10 +165,10 @@ import Testing
         try await Self.putTrees(330, prefix: "P", contacts: 5, bench: bench, pipeline)
         let accountsBefore = try await Self.orgCount("Account", bench)
         try await bench.setFaults(["writeLatencyMs": 1500])
-        let observer = StopOnceTheOrgHasTheWrite(client: bench.client)
+        let observer = StopOnceTheOrgHasTheWrite(org: bench.org)
         let first = try await SyncDownResumeTests.run(pipeline, in: bench, observer: observer, control: observer.control)
         #expect(first.exitCode == 143 && first.report.stages[0].status != .succeeded, "\(first.report.stages[0])")
-        let stats = try await bench.stats()
+        let stats = await bench.stats()
         #expect(stats["requests"]?["writes"]?.integerValue == Int64(writes), "no request left after the stop: \(stats)")
         #expect(try await SoupStore.openForReading(path: pipeline.store).sync(named: "trees").status == .stopped)
         try await bench.setFaults([:])
@@ -201,21 +202,26 @@ import Testing
     }
 
     /// A write still running in the org when the client gave up is not sent again until the org
-    /// can no longer apply it; then it is found (applied) or sent (stopped at the org's deadline).
-    @Test(arguments: [1500, 3500])
-    func aTimedOutWriteIsDecidedOnlyAfterTheOrgsDeadline(spikeMs: Int) async throws {
-        let bench = try await SyncHarness(requestDeadlineSeconds: 2.5)
+    /// can no longer apply it; then it is found (applied: held 10 s of a 30 s deadline) or sent
+    /// (stopped at a 3 s deadline while held for 60 s). The org's clock is moved, not waited for.
+    @Test(arguments: [(30, 10), (3, 60)])
+    func aTimedOutWriteIsDecidedOnlyAfterTheOrgsDeadline(deadlineSeconds: Int, spikeSeconds: Int) async throws {
+        let bench = try await SyncHarness(requestDeadlineSeconds: Double(deadlineSeconds))
         defer { Task { await bench.close() } }
         let pipeline = try bench.pipeline(syncs: Self.sync, stages: Self.stages("collections"),
-                                          org: #""timeoutSeconds": 0.5, "requestDeadlineSeconds": 2.5, "#)
+                                          org: #""timeoutSeconds": 0.5, "requestDeadlineSeconds": \#(deadlineSeconds), "#)
         try await Self.putTrees(5, prefix: "S", contacts: 2, bench: bench, pipeline)
-        try await bench.setFaults(["latencySpikeMs": .integer(Int64(spikeMs)), "latencySpikeRate": 1.0])
+        try await bench.setFaults(["latencySpikeMs": .integer(Int64(spikeSeconds * 1000)), "latencySpikeRate": 1.0])
         let first = try await bench.run(pipeline)
         #expect(first.exitCode == 3, "uncertain, not guessed: \(first.report.stages[0])")
         #expect(first.report.stages[0].counts["uncertain"] == 15)
         try await bench.setFaults([:])
-        // Real time, not the org's clock: the org's own deadline decides whether the write ran.
-        try await Task.sleep(for: .seconds(5.5))
+        // The held write ends (applied inside its deadline, or stopped past it), then the
+        // client's settle window passes: the org's own deadline decides whether the write ran.
+        await bench.letTimePass(seconds: spikeSeconds)
+        let applied = try await bench.query("SELECT Id FROM Account WHERE Name IN ('S0', 'S1', 'S2', 'S3', 'S4')")
+        #expect(applied.count == (deadlineSeconds > spikeSeconds ? 5 : 0), "held \(spikeSeconds) s against a \(deadlineSeconds) s deadline")
+        await bench.letTimePass(seconds: deadlineSeconds + 5)
         let second = try await bench.run(pipeline)
         #expect(second.exitCode == 0, "\(second.report.stages[0])")
         #expect(Self.created(second) == 15)
@@ -240,18 +246,20 @@ import Testing
     /// record *yet*: its children, sent with it, must wait for the org's deadline instead of being
     /// sent again in the same run (they were, and the org then held each contact twice).
     @Test func aTimedOutUpsertHoldsItsChildrenUntilTheOrgsDeadline() async throws {
-        let bench = try await SyncHarness(requestDeadlineSeconds: 2.5)
+        let bench = try await SyncHarness(requestDeadlineSeconds: 30)
         defer { Task { await bench.close() } }
         let pipeline = try bench.pipeline(syncs: Self.syncWithExternalId, stages: Self.stages("composite"),
-                                          org: #""timeoutSeconds": 0.5, "requestDeadlineSeconds": 2.5, "#)
+                                          org: #""timeoutSeconds": 0.5, "requestDeadlineSeconds": 30, "#)
         try await Self.putTrees(5, prefix: "U", contacts: 2, bench: bench, pipeline)
         try await Self.setExternalIds(pipeline)
-        try await bench.setFaults(["latencySpikeMs": 1500, "latencySpikeRate": 1.0])
+        try await bench.setFaults(["latencySpikeMs": 10_000, "latencySpikeRate": 1.0])
         let first = try await bench.run(pipeline)
         #expect(first.exitCode == 3, "uncertain, not guessed: \(first.report.stages[0])")
         #expect(first.report.stages[0].counts["uncertain"] == 15)
         try await bench.setFaults([:])
-        try await Task.sleep(for: .seconds(5.5))
+        // The held upsert is applied inside the org's deadline; then the settle window passes.
+        await bench.letTimePass(seconds: 10)
+        await bench.letTimePass(seconds: 35)
         let second = try await bench.run(pipeline)
         #expect(second.exitCode == 0, "\(second.report.stages[0])")
         #expect(Self.created(first) + Self.created(second) == 15)
@@ -284,21 +292,25 @@ import Testing
     /// is read after the deadline: the run must not take that miss as final (it did, and sent the
     /// tree again: every contact twice).
     @Test func aLookupRunBeforeTheDeadlineDecidesNothingHoweverLateItsAnswer() async throws {
-        let bench = try await SyncHarness(requestDeadlineSeconds: 2)
+        let bench = try await SyncHarness(requestDeadlineSeconds: 10)
         defer { Task { await bench.close() } }
         let pipeline = try bench.pipeline(syncs: Self.syncWithExternalId, stages: Self.stages("composite"),
-                                          org: #""timeoutSeconds": 0.5, "requestDeadlineSeconds": 2, "#)
+                                          org: #""timeoutSeconds": 0.5, "requestDeadlineSeconds": 10, "#)
         try await Self.putTrees(2, prefix: "K", contacts: 2, bench: bench, pipeline)
         try await Self.setExternalIds(pipeline)
-        // The write commits 1.2 s after it arrives, long after the client gave up (0.5 s), inside
-        // the org's deadline (2 s); the lookup that follows runs at once and is read 2.5 s later.
-        try await bench.setFaults(["writeLatencyMs": 1200])
-        // Query answers arrive 2.5 s late (a slow network, a busy machine): what a query saw is
-        // older than the moment its answer is read.
+        // The write commits 5 s after it arrives, long after the client gave up (0.5 s), inside
+        // the org's deadline (10 s); the lookup that follows runs at once and is read 14 s later.
+        try await bench.setFaults(["writeLatencyMs": 5000])
+        // Query answers arrive late (a slow network, a busy machine): what a query saw is older
+        // than the moment its answer is read. The write commits meanwhile, and the client's
+        // settle window passes.
         let first = try await bench.run(pipeline) { client in
             InterceptingClient(base: client) { request, send in
                 let response = try await send()
-                if request.kind == "query" { try await Task.sleep(for: .milliseconds(2500)) }
+                if request.kind == "query" {
+                    await bench.letTimePass(seconds: 5)
+                    bench.advanceClock(seconds: 9)
+                }
                 return response
             }
         }
@@ -362,7 +374,7 @@ import Testing
         defer { Task { await bench.close() } }
         let pipeline = try bench.pipeline(syncs: Self.sync, stages: Self.stages("collections", maxInFlight: 1))
         try await Self.putTrees(1000, prefix: "L", contacts: 1, bench: bench, pipeline)
-        let stats = try await bench.stats()
+        let stats = await bench.stats()
         let used = stats["dailyRequests"]?.integerValue ?? 0
         // Two Composite requests of Collections get through (400 trees each: two calls of 200
         // accounts, two of their contacts), the third meets the limit.
@@ -391,7 +403,7 @@ import Testing
         let pipeline = try bench.pipeline(syncs: Self.sync.replacingOccurrences(of: "OVERWRITE", with: "LEAVE_IF_CHANGED"),
                                           stages: Self.stages("collections", maxInFlight: 1))
         try await Self.putTrees(1000, prefix: "D", contacts: 1, bench: bench, pipeline)
-        let used = try await bench.stats()["dailyRequests"]?.integerValue ?? 0
+        let used = await bench.stats()["dailyRequests"]?.integerValue ?? 0
         try await bench.setFaults(["dailyRequestLimit": .integer(used + 2)])
         let first = try await bench.run(pipeline)
         try await bench.setFaults([:])
@@ -416,7 +428,7 @@ import Testing
                 "options": { "mergeMode": "LEAVE_IF_CHANGED", "fieldlist": ["Name"] } } ]
             """, stages: #"[ { "id": "up", "type": "syncUp", "sync": "up", "maxInFlight": 1 } ]"#)
         try await bench.put((0..<20).map { SyncHarness.local("Account", "local_\($0)", ["Name": .string("Single \($0)")]) }, into: "Accounts", pipeline)
-        let used = try await bench.stats()["dailyRequests"]?.integerValue ?? 0
+        let used = await bench.stats()["dailyRequests"]?.integerValue ?? 0
         try await bench.setFaults(["dailyRequestLimit": .integer(used + Int64(limit))])
         let first = try await bench.run(pipeline)
         try await bench.setFaults([:])
@@ -433,10 +445,10 @@ import Testing
         let pipeline = try bench.pipeline(syncs: Self.sync, stages: Self.stages("collections", maxInFlight: 1))
         // 1,000 trees of 1 + 1: three requests (400, 400 and 200 trees), so three parts.
         try await Self.putTrees(1000, prefix: "B", contacts: 1, bench: bench, pipeline)
-        let used = try await bench.stats()["dailyRequests"]?.integerValue ?? 0
+        let used = await bench.stats()["dailyRequests"]?.integerValue ?? 0
         try await bench.setFaults(["dailyRequestLimit": .integer(used + 1)])
         let first = try await bench.run(pipeline)
-        let sent = (try await bench.stats()["dailyRequests"]?.integerValue ?? 0) - used
+        let sent = (await bench.stats()["dailyRequests"]?.integerValue ?? 0) - used
         try await bench.setFaults([:])
         #expect(first.exitCode == 1)
         #expect(Self.created(first) == 800, "the first part only: \(first.report.stages[0])")
@@ -481,7 +493,7 @@ import Testing
         let first = try await bench.run(pipeline)
         try await bench.setFaults([:])
         // A lost write none of whose records the org holds is decided once its deadline has passed.
-        try await Task.sleep(for: .seconds(5))
+        await bench.letTimePass(seconds: 5)
         let second = try await bench.run(pipeline)
         #expect(second.exitCode == 0, "\(first.report.stages[0]) → \(second.report.stages[0])")
         #expect(Self.created(first) + Self.created(second) == 120)
@@ -505,14 +517,13 @@ import Testing
 /// Stops the run (SIGTERM's exit code) as soon as the org has received the sync up's first write.
 private final class StopOnceTheOrgHasTheWrite: RunObserver {
     let control = RunControl()
-    let client: SalesforceClient
-    init(client: SalesforceClient) { self.client = client }
+    let org: TestOrg
+    init(org: TestOrg) { self.org = org }
     func handle(_ event: RunEvent, at date: Date) {
         guard case .progress(_, "trees"?, "RUNNING", 0, let total) = event, total > 0 else { return }
-        Task { [control, client] in
+        Task { [control, org] in
             for _ in 0..<500 {
-                let stats = try? await SyncHarness.stats(of: client)
-                if (stats?["requests"]?["writes"]?.integerValue ?? 0) >= 1 { break }
+                if await org.writes() >= 1 { break }
                 try? await Task.sleep(for: .milliseconds(20))
             }
             control.requestStop(exitCode: 143)

@@ -97,7 +97,7 @@ import Testing
         }
         try await bench.setFaults([:])
         // Writes the client gave up on are decided once the org's deadline has passed.
-        if profile.timeouts { try await Task.sleep(for: .seconds(Self.settleSeconds)) }
+        if profile.timeouts { await bench.letTimePass(seconds: Int(Self.settleSeconds.rounded(.up))) }
         var last = first
         for _ in 0..<2 where last.exitCode != 0 {
             last = try await bench.run(pipeline)
@@ -131,11 +131,11 @@ import Testing
             faults = .object(object)
         }
         if case .integer(let limit)? = faults["dailyRequestLimit"] {
-            let stats = try await bench.stats()
+            let stats = await bench.stats()
             var object = faults.objectValue ?? [:]
             object["dailyRequestLimit"] = .integer((stats["dailyRequests"]?.integerValue ?? 0) + limit)
             faults = .object(object)
         }
-        try await bench.setFaults(faults)
+        try await bench.setFaults(faults.objectValue ?? [:])
     }
 }

@@ -64,7 +64,7 @@ import Testing
     }
 
     static func queries(_ bench: SyncHarness) async throws -> Int {
-        Int(try await bench.stats()["requests"]?["byKind"]?["query"]?.integerValue ?? 0)
+        Int(await bench.stats()["requests"]?["byKind"]?["query"]?.integerValue ?? 0)
     }
 
     static func recordTypes(_ bench: SyncHarness) async throws -> [String: String] {
@@ -118,7 +118,7 @@ import Testing
             let bench = try await SyncHarness(seed: try Self.seed(in: seedDirectory))
             _ = try write(csv, to: "legacy.csv", in: bench.directory)
             let pipeline = try loadPipeline("""
-                { "org": { "instanceUrl": "\(bench.running.instanceURL)", "auth": { "flow": "access_token", "accessToken": "${TOKEN}" } },
+                { "org": { "instanceUrl": "\(bench.org.instanceURL)", "auth": { "flow": "access_token", "accessToken": "${TOKEN}" } },
                   "stages": [ { "id": "legacy", "type": "extract.csv", "file": "legacy.csv" },
                               { "id": "shape", "type": "transform", "from": "legacy", \(lookup(otherwise)) } ] }
                 """, in: bench.directory, variables: ["TOKEN": bench.token, "DEFAULT_OWNER": "005DEFAULT"])
@@ -178,7 +178,7 @@ import Testing
             #expect(run.outcome.exitCode == 3, "\(run.outcome.report.stages)")
             #expect(run.rejects.contains("no User has Email = 'ghost@corp.test'"), "\(run.rejects)")
             #expect(run.queries == 1)
-            let writes = try await bench.stats()["requests"]?["writes"]?.integerValue
+            let writes = await bench.stats()["requests"]?["writes"]?.integerValue
             #expect(writes == 0)
         }
     }

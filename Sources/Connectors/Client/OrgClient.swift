@@ -35,12 +35,17 @@ public protocol OrgClient: Sendable {
     /// Epoch milliseconds (this machine's clock) before which no write can still be in progress
     /// in the org, because it started since (an emulator the run started itself); `nil` if unknown.
     var writesSettledBefore: Int64? { get }
+
+    /// The clock this client stamps its requests and answers with (``WallClock/system`` unless
+    /// a test moves time forward); what measures a write's settling window reads it too.
+    var clock: WallClock { get }
 }
 
 extension OrgClient {
     public func serverClockOffset() async -> Int64 { 0 }
     public var writeSettlingSeconds: Double { 720 }
     public var writesSettledBefore: Int64? { nil }
+    public var clock: WallClock { .system }
 }
 
 /// An HTTP request to the org, relative to its instance URL.

@@ -12,15 +12,18 @@ public final class SalesforceClient: OrgClient {
     let session: SessionState
     let limiter: ConcurrencyLimiter
     let describeCache = DescribeCache()
+    public let clock: WallClock
 
-    /// A client for `settings`; `transport` defaults to async-http-client.
-    public init(settings: OrgConnectionSettings, transport: (any HTTPTransport)? = nil) throws(OrgClientError) {
+    /// A client for `settings`; `transport` defaults to async-http-client, `clock` to this
+    /// machine's (tests move one forward).
+    public init(settings: OrgConnectionSettings, transport: (any HTTPTransport)? = nil, clock: WallClock = .system) throws(OrgClientError) {
         if let instanceURL = settings.instanceURL { try OrgConnectionSettings.checkSecure(instanceURL) }
         try OrgConnectionSettings.checkSecure(settings.loginURL)
         if case .accessToken = settings.auth, settings.instanceURL == nil {
             throw .invalidConfiguration("the access_token flow needs an instance URL")
         }
         self.settings = settings
+        self.clock = clock
         self.transport = transport ?? AsyncHTTPClientTransport(maxConnections: settings.maxInFlight)
         session = SessionState(instanceURL: settings.instanceURL)
         limiter = ConcurrencyLimiter(limit: settings.maxInFlight)
@@ -96,7 +99,7 @@ public final class SalesforceClient: OrgClient {
             await session.count(kind: request.kind, retry: attempt > 1)
             if let attempts = RequestAttempts.current { try await attempts.beforeSend() }
             let response: OrgResponse
-            let leftAt = ServerClockEstimate.now()
+            let leftAt = clock.now()
             do {
                 response = try await transport.execute(method: request.method, url: url, headers: headers, body: request.body,
                                                        timeoutSeconds: settings.timeoutSeconds)
@@ -111,7 +114,7 @@ public final class SalesforceClient: OrgClient {
             }
             if let limitInfo = response.headers["sforce-limit-info"] { await session.setLimitInfo(limitInfo) }
             if let date = response.headers["date"].flatMap(HTTPDate.parse) {
-                await session.observeServerTime(date, sentAt: leftAt, receivedAt: ServerClockEstimate.now())
+                await session.observeServerTime(date, sentAt: leftAt, receivedAt: clock.now())
             }
             if response.status < 300 { return response }
             let body = (try? response.json()) ?? .null

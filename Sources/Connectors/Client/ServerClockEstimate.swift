@@ -10,9 +10,6 @@ struct ServerClockEstimate: Sendable {
     private var low = Int64.min
     private var high = Int64.max
 
-    /// Milliseconds since 1970 on this machine's clock.
-    static func now() -> Int64 { milliseconds(Date()) }
-
     static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded(.down)) }
 
     /// Takes in one answer: its `Date` (whole seconds, epoch ms) and when, on our clock, its

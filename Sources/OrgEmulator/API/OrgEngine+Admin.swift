@@ -7,16 +7,7 @@ extension OrgEngine {
         do {
             switch (request.method, parts.first ?? "") {
             case ("GET", "stats"):
-                let counts = (try? read { db in try RecordStore.counts(db) }) ?? [:]
-                var records = JSONObject()
-                for name in schema.objects.filter({ !$0.tooling }).map(\.name).sorted() { records[name] = .integer(Int64(counts[name] ?? 0)) }
-                var byKind = JSONObject()
-                for name in stats.byKind.keys.sorted() { byKind[name] = .integer(Int64(stats.byKind[name]!)) }
-                return .json(200, [
-                    "requests": ["total": .integer(Int64(stats.total)), "writes": .integer(Int64(stats.writes)), "byKind": .object(byKind)],
-                    "records": .object(records), "dailyRequests": .integer(Int64(dailyRequests)),
-                    "clockOffsetSeconds": .integer(clock.offsetSeconds),
-                ])
+                return .json(200, statsBody())
             case ("POST", "reset"):
                 try reset()
                 return .json(200, ["reset": true])
@@ -39,5 +30,21 @@ extension OrgEngine {
         } catch {
             return .error(APIError(500, "UNKNOWN_EXCEPTION", "\(error)"))
         }
+    }
+
+    /// `GET /emulator/stats`: requests by kind, writes and in flight, records by object, the
+    /// daily request counter and the clock's offset.
+    func statsBody() -> JSONValue {
+        let counts = (try? read { db in try RecordStore.counts(db) }) ?? [:]
+        var records = JSONObject()
+        for name in schema.objects.filter({ !$0.tooling }).map(\.name).sorted() { records[name] = .integer(Int64(counts[name] ?? 0)) }
+        var byKind = JSONObject()
+        for name in stats.byKind.keys.sorted() { byKind[name] = .integer(Int64(stats.byKind[name]!)) }
+        return [
+            "requests": ["total": .integer(Int64(stats.total)), "writes": .integer(Int64(stats.writes)),
+                         "inFlight": .integer(Int64(inFlight)), "byKind": .object(byKind)],
+            "records": .object(records), "dailyRequests": .integer(Int64(dailyRequests)),
+            "clockOffsetSeconds": .integer(clock.offsetSeconds),
+        ]
     }
 }

@@ -29,6 +29,8 @@ extension OrgEngine {
             return handleAdmin(request, parts: Array(parts.dropFirst()))
         }
         guard parts.first == "services" || parts.first == "id" else { return .error(.notFound) }
+        requestStarted()
+        defer { requestFinished() }
 
         // Faults apply to /services/* only.
         let arrival = request.arrival
@@ -46,8 +48,8 @@ extension OrgEngine {
         }
         var delay = faults.latencyMs + (isWrite ? faults.writeLatencyMs : 0)
         if faults.latencySpikeMs > 0 && random.chance(faults.latencySpikeRate) { delay += faults.latencySpikeMs }
-        if delay > 0 { try? await Task.sleep(for: .milliseconds(delay)) }
-        if ContinuousClock.now - arrival > requestDeadline {
+        if delay > 0 { await clock.sleep(for: .milliseconds(delay)) }
+        if clock.instant() - arrival > requestDeadline {
             // Past the deadline the org stops the request: nothing of it is applied.
             return .error(APIError(500, "REQUEST_RUNNING_TOO_LONG", "Your request was running for too long, and has been stopped."))
         }
@@ -116,7 +118,7 @@ extension OrgEngine {
                 ambientDatabase = db
                 defer { ambientDatabase = nil }
                 response = route(request, version: version, parts: parts)
-                if ContinuousClock.now - request.arrival > requestDeadline { throw DeadlinePassed() }
+                if clock.instant() - request.arrival > requestDeadline { throw DeadlinePassed() }
             }
         } catch is DeadlinePassed {
             return .error(APIError(500, "REQUEST_RUNNING_TOO_LONG", "Your request was running for too long, and has been stopped."))

@@ -50,6 +50,10 @@ actor OrgEngine {
     var userIds: [String: String] = [:]
     /// Requests held by a stall fault, resumed when the faults change.
     var stalled: [CheckedContinuation<Void, Never>] = []
+    /// Requests under `/services` being handled now (held by latency or a stall included).
+    var inFlight = 0
+    /// Waiting in ``waitUntilIdle()``, resumed when the last request in flight ends.
+    var idleWaiters: [CheckedContinuation<Void, Never>] = []
     /// How long a request may run before the org stops it (`REQUEST_RUNNING_TOO_LONG`) without
     /// applying it; clients can count on a write being applied within this long or never.
     let requestDeadline: Duration
@@ -224,6 +228,26 @@ actor OrgEngine {
         remainingBurst = 0
         requestsSinceExpiry = 0
         releaseStalled()
+    }
+
+    /// Counts a request under `/services` in flight until `finished` is called.
+    func requestStarted() {
+        inFlight += 1
+    }
+
+    func requestFinished() {
+        inFlight -= 1
+        guard inFlight == 0 else { return }
+        let waiting = idleWaiters
+        idleWaiters = []
+        for continuation in waiting { continuation.resume() }
+    }
+
+    /// Returns once no request under `/services` is being handled (one a stall holds never ends
+    /// until the faults change).
+    func waitUntilIdle() async {
+        guard inFlight > 0 else { return }
+        await withCheckedContinuation { idleWaiters.append($0) }
     }
 
     /// Holds the request being handled until the faults change (a stall fault).

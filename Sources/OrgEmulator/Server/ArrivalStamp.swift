@@ -3,7 +3,7 @@ import NIOCore
 import NIOHTTPTypes
 
 /// Stamps each request head with the instant it was decoded, on the connection's event loop,
-/// in the `X-Emulator-Arrival` field (nanoseconds since `origin`, replacing any sent value), and
+/// in the `X-Emulator-Arrival` field (nanoseconds of the org's clock since `origin`, replacing any sent value), and
 /// dates each answer by the org's clock as it is written.
 ///
 /// A request's deadline runs from its arrival. Measured in the handler instead, it would start
@@ -40,7 +40,7 @@ final class ArrivalStamp: ChannelDuplexHandler, RemovableChannelHandler, Sendabl
             context.fireChannelRead(data)
             return
         }
-        let elapsed = (ContinuousClock.now - origin).components
+        let elapsed = (clock.instant() - origin).components
         head.headerFields[Self.field] = String(elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000)
         context.fireChannelRead(wrapInboundOut(.head(head)))
     }

@@ -128,11 +128,11 @@ public final class OrgEmulator: Sendable {
         try await applyStartFaults()
         let engine = self.engine
         let host = configuration.host
-        let origin = ContinuousClock.now
+        let origin = engine.clock.instant()
         let server = try makeServerBuilder(origin: origin, clock: engine.clock)
         let scheme = configuration.tlsCertificatePath == nil ? "http" : "https"
         let application = Application(
-            responder: EmulatorResponder(engine: engine, origin: origin),
+            responder: EmulatorResponder(engine: engine, origin: origin, clock: engine.clock),
             server: server,
             configuration: .init(address: .hostname(host, port: configuration.port), serverName: "SyncPipeline-OrgEmulator"),
             onServerRunning: { channel in
@@ -201,9 +201,10 @@ struct EmulatorResponder: HTTPResponder {
     let engine: OrgEngine
     /// The instant ``ArrivalStamp`` counts from.
     let origin: ContinuousClock.Instant
+    let clock: EmulatorClock
 
     func respond(to request: Request, context: EmulatorRequestContext) async throws -> Response {
-        let arrival = ArrivalStamp.arrival(in: request.headers, origin: origin) ?? ContinuousClock.now
+        let arrival = ArrivalStamp.arrival(in: request.headers, origin: origin) ?? clock.instant()
         let buffer = try await request.body.collect(upTo: 200 * 1024 * 1024)
         var headers: [String: String] = [:]
         for field in request.headers where field.name != ArrivalStamp.field { headers[field.name.canonicalName] = field.value }

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import SOQL
 
 /// Timestamps the way an org writes them — UTC, `2024-01-31T12:00:00.000+0000` — on top of the one
@@ -23,36 +22,5 @@ public enum SalesforceTime {
         if characters.count == 10 { return SOQLDate(parsing: String(characters)).map { $0.dayNumber * 86_400_000 } }
         if characters.count > 10 && characters[10] == " " { characters[10] = "T" }
         return SOQLDateTime(parsing: String(characters), requiringOffset: false)?.epochMilliseconds
-    }
-}
-
-/// The emulator's clock: the system clock plus an offset tests move with `POST /emulator/clock`,
-/// truncated to whole seconds like an org's timestamps. One instance is shared by the engine and
-/// the server's channels, so record dates and the `Date` header of every answer tell the same time.
-final class EmulatorClock: Sendable {
-    private let offset = Atomic<Int64>(0)
-
-    /// Seconds the clock runs ahead of the system clock.
-    var offsetSeconds: Int64 { offset.load(ordering: .relaxed) }
-
-    func advance(bySeconds seconds: Int64) {
-        offset.add(seconds, ordering: .relaxed)
-    }
-
-    /// Now, in epoch milliseconds, whole seconds.
-    func now() -> Int64 {
-        (Int64(Date().timeIntervalSince1970) + offsetSeconds) * 1000
-    }
-
-    /// Now as an HTTP date (`Wed, 25 Nov 2026 03:37:30 GMT`), as an org's `Date` header gives it.
-    func httpDate() -> String {
-        let days = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"]
-        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-        let milliseconds = now()
-        guard let time = SOQLDateTime(epochMilliseconds: milliseconds) else { return "" }
-        let dayNumber = milliseconds / 86_400_000
-        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(days[Int(((dayNumber % 7) + 7) % 7)]), \(two(time.date.day)) \(months[time.date.month - 1]) \(time.date.year) "
-            + "\(two(time.hour)):\(two(time.minute)):\(two(time.second)) GMT"
     }
 }

@@ -79,7 +79,7 @@ struct SyncUpCreateFinder {
         if let linkField { compared.insert(linkField) }
         // A Bulk job's rows are applied whenever the org runs the job, long after they were
         // journaled; a job the org no longer knows runs no more, so its window ends now.
-        let now = Timestamp.milliseconds(Date()) + (await client.serverClockOffset())
+        let now = client.clock.now() + (await client.serverClockOffset())
         func window(_ journal: SyncJournalEntry) -> ClosedRange<Int64> {
             let start = journal.serverSentAt ?? journal.sentAt
             return (start - Self.slackMs)...(max(start + windowMs, journal.bulkJobId == nil ? 0 : now) + Self.slackMs)

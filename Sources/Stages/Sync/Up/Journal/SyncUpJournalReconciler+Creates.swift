@@ -58,7 +58,7 @@ extension SyncUpJournalReconciler.Run {
             for (_, group) in Dictionary(grouping: ready, by: \.journal.objectType).sorted(by: { $0.key < $1.key }) {
                 for batch in finder.batches(group) {
                     let found: [Int64: SyncUpCreateFinder.Match]
-                    let askedAt = Timestamp.milliseconds(Date())
+                    let askedAt = reconciler.client.clock.now()
                     do {
                         found = try await finder.find(batch)
                     } catch {

@@ -251,7 +251,7 @@ struct SyncUpJournalReconciler {
                     var found: [String: String] = [:]
                     // What the query misses was not applied only if the org could no longer apply it
                     // when the query ran — not when its answer was read (which can be much later).
-                    let askedAt = Timestamp.milliseconds(Date())
+                    let askedAt = reconciler.client.clock.now()
                     do {
                         var query = try SOQLQuery(selecting: ["Id", field], from: chunk[0].objectType)
                         query.addFilter(try .isIn(field, values.sorted()))

@@ -25,7 +25,7 @@ extension SyncUpSender {
     /// A write leaving now: when, on our clock and (as far as we can tell) the org's, and until
     /// when the org may still apply it.
     func sendTimes() async -> (sentAt: Int64, serverSentAt: Int64, settledBy: Int64) {
-        let now = Timestamp.milliseconds(Date())
+        let now = client.clock.now()
         let offset = await client.serverClockOffset()
         return (now, now + offset, now + Self.settlingMs(client))
     }
@@ -35,7 +35,7 @@ extension SyncUpSender {
     /// refers to by reference within the request.
     /// Writes of a Bulk job carry its id (`bulkJobId`): a resumed run reads that job's results.
     func journal(_ operations: [SyncUpOperation], bulkJobId: String? = nil) async throws -> (ids: [RecordKey: Int64], sentAt: Int64) {
-        guard !operations.isEmpty else { return ([:], Timestamp.milliseconds(Date())) }
+        guard !operations.isEmpty else { return ([:], client.clock.now()) }
         let times = await sendTimes()
         // Only writes linked to their parent need to find it among the others.
         let byKey = operations.contains { $0.journalLink != nil }
