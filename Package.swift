@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "pipeline", targets: ["pipeline"]),
         .library(name: "PipelineCLI", targets: ["PipelineCLI"]),
+        .library(name: "EmbeddedOrg", targets: ["EmbeddedOrg"]),
         .library(name: "Stages", targets: ["Stages"]),
         .library(name: "Connectors", targets: ["Connectors"]),
         .library(name: "Soups", targets: ["Soups"]),
@@ -33,16 +34,21 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates", exact: "1.21.1"),
     ],
     targets: [
-        .executableTarget(name: "pipeline", dependencies: ["PipelineCLI", "CJemalloc"]),
+        .executableTarget(name: "pipeline", dependencies: ["PipelineCLI", "EmbeddedOrg", "CJemalloc"]),
         // jemalloc as the allocator (`libjemalloc-dev`; see its header).
         .target(name: "CJemalloc", linkerSettings: [.linkedLibrary("jemalloc")]),
         .target(
             name: "PipelineCLI",
             dependencies: [
-                "Stages", "Soups", "JSON", "OrgEmulator",
+                "Stages", "Soups", "JSON",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
+        // The org emulator as pipeline's embedded org and its `emulator` command; a deployment
+        // build whose main leaves it out ships without the emulator (Hummingbird, NIOSSL, X509).
+        .target(
+            name: "EmbeddedOrg",
+            dependencies: ["PipelineCLI", "Stages", "OrgEmulator", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .target(
             name: "Stages",
             dependencies: [
@@ -129,6 +135,6 @@ let package = Package(
         .testTarget(name: "StagesTests", dependencies: ["Stages", "Soups", "SOQL", "Formulas", "JSON", "Connectors", "OrgEmulator", "OrgEmulatorTesting", "FuzzTargets"]),
         .testTarget(
             name: "PipelineCLITests",
-            dependencies: ["PipelineCLI", "Stages", "Soups", "JSON", "Connectors", "OrgEmulator", "OrgEmulatorTesting", "ChildProcesses", .product(name: "GRDB", package: "GRDB.swift")]),
+            dependencies: ["PipelineCLI", "EmbeddedOrg", "Stages", "Soups", "JSON", "Connectors", "OrgEmulator", "OrgEmulatorTesting", "ChildProcesses", .product(name: "GRDB", package: "GRDB.swift")]),
     ]
 )

@@ -25,6 +25,7 @@ let package = Package(
             dependencies: [
                 "AcmeTargets",
                 .product(name: "PipelineCLI", package: "SyncPipeline"),
+                .product(name: "EmbeddedOrg", package: "SyncPipeline"),
                 .product(name: "Stages", package: "SyncPipeline"),
             ]),
         .testTarget(

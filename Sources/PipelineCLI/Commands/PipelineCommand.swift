@@ -2,15 +2,16 @@ import ArgumentParser
 import Foundation
 import Stages
 
-/// The `pipeline` command line. A user package can run it with its own stage types:
+/// The `pipeline` command line. A user package can run it with its own stage types, and with
+/// or without the embedded org emulator (`EmbeddedOrg`):
 ///
 /// ```swift
 /// var registry = StageRegistry.builtIn
 /// registry.register(MyStage.self)
-/// await PipelineCommand.main(registry: registry)
+/// await PipelineCommand.main(registry: registry, embeddedOrg: EmbeddedEmulator())
 /// ```
 public struct PipelineCommand: AsyncParsableCommand {
-    public static let configuration = CommandConfiguration(
+    public static var configuration: CommandConfiguration { CommandConfiguration(
         commandName: "pipeline",
         abstract: "Run JSON-declared data pipelines between files, SmartStore-style soups and a Salesforce org.",
         discussion: """
@@ -20,21 +21,28 @@ public struct PipelineCommand: AsyncParsableCommand {
             """,
         version: PipelineVersion.current,
         subcommands: [RunCommand.self, ValidateCommand.self, GraphCommand.self, SoupsCommand.self, SyncsCommand.self,
-                      RunsCommand.self, DiscardCommand.self, EmulatorCommand.self, VersionCommand.self])
+                      RunsCommand.self, DiscardCommand.self] + (embeddedOrg?.commands ?? []) + [VersionCommand.self])
+    }
 
     public init() {}
 
     /// The stage types pipeline files may use in this process.
     @TaskLocal public static var registry: StageRegistry = .builtIn
 
-    /// Parses the process arguments and runs the command with `registry`'s stage types.
+    /// What starts `"org": {"emulator": {…}}` in this process, if the build has one.
+    @TaskLocal public static var embeddedOrg: (any EmbeddedOrgLauncher)?
+
+    /// Parses the process arguments and runs the command with `registry`'s stage types and,
+    /// given one, an embedded org (and its commands).
     ///
     /// Stores, datasets, reports and logs hold customer data: whatever umask the process was
     /// started with, everything it creates is readable by its owner only (files 0600, folders 0700).
-    public static func main(registry: StageRegistry) async {
+    public static func main(registry: StageRegistry, embeddedOrg: (any EmbeddedOrgLauncher)? = nil) async {
         umask(0o077)
         await $registry.withValue(registry) {
-            await main()
+            await $embeddedOrg.withValue(embeddedOrg) {
+                await main()
+            }
         }
     }
 }

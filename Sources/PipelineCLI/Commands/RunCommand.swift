@@ -48,7 +48,8 @@ struct RunCommand: AsyncParsableCommand {
             let dryRun = dryRun || pipeline.dryRun
             let selected = only.isEmpty ? pipeline.stages : pipeline.stages.filter { only.contains($0.id) }
             let connections = OrgConnections(dryRun: dryRun, allowProduction: allowProduction,
-                                             writes: selected.contains { type(of: $0.stage).writesToOrg })
+                                             writes: selected.contains { type(of: $0.stage).writesToOrg },
+                                             embeddedOrg: PipelineCommand.embeddedOrg)
             let runner = PipelineRunner(
                 pipeline: pipeline, options: RunOptions(dryRun: dryRun, only: only, reportDirectory: reportDir),
                 observer: ConsoleObserver(format: format, quiet: quiet), orgConnector: connections.connector, control: control)
@@ -66,30 +67,6 @@ struct RunCommand: AsyncParsableCommand {
         } catch let error as CLIError {
             throw error.exit()
         }
-    }
-}
-
-/// Calls a handler on SIGINT / SIGTERM (with exit code 130 / 143) for as long as it lives.
-final class SignalTrap {
-    private let sources: [DispatchSourceSignal]
-
-    init(_ handler: @escaping @Sendable (Int32) -> Void) {
-        sources = [(SIGINT, Int32(130)), (SIGTERM, Int32(143))].map { signalNumber, exitCode in
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-            source.setEventHandler { handler(exitCode) }
-            source.resume()
-            return source
-        }
-    }
-
-    /// Turns the signals into a stop request of a run.
-    convenience init(control: RunControl) {
-        self.init { exitCode in control.requestStop(exitCode: exitCode) }
-    }
-
-    func cancel() {
-        for source in sources { source.cancel() }
     }
 }
 

@@ -1,9 +1,9 @@
 import Foundation
 
 /// Writes to standard output and standard error without buffering surprises.
-enum Console {
+package enum Console {
     /// A line on stderr.
-    static func error(_ line: String) {
+    package static func error(_ line: String) {
         FileHandle.standardError.write(Data((line + "\n").utf8))
     }
 
@@ -13,7 +13,7 @@ enum Console {
     }
 
     /// A line on stdout.
-    static func output(_ line: String) {
+    package static func output(_ line: String) {
         FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 

@@ -1,11 +1,10 @@
 import Connectors
 import Foundation
-import OrgEmulator
 import Stages
 import Synchronization
 
-/// Connects a run to its org when a stage first needs it: the embedded emulator for
-/// `"org": {"emulator": {…}}` (in-process, on a free loopback port), or a ``SalesforceClient`` for a
+/// Connects a run to its org when a stage first needs it: the embedded org for
+/// `"org": {"emulator": {…}}` (in-process, on a free loopback port, when the build has one), or a ``SalesforceClient`` for a
 /// real org. A run that writes (a sync up) is refused on a production org unless
 /// `--allow-production`; a dry run of it is refused the same way, so it predicts the refusal
 /// (`--dry-run --allow-production` plans against production, writing nothing). A read-only run
@@ -14,9 +13,11 @@ final class OrgConnections: Sendable {
     private let dryRun: Bool
     private let allowProduction: Bool
     private let writes: Bool
-    private let opened = Mutex<[(client: SalesforceClient, server: RunningOrgEmulator?)]>([])
+    private let embeddedOrg: (any EmbeddedOrgLauncher)?
+    private let opened = Mutex<[(client: SalesforceClient, server: EmbeddedOrgServer?)]>([])
 
-    init(dryRun: Bool, allowProduction: Bool, writes: Bool) {
+    init(dryRun: Bool, allowProduction: Bool, writes: Bool, embeddedOrg: (any EmbeddedOrgLauncher)?) {
+        self.embeddedOrg = embeddedOrg
         self.dryRun = dryRun
         self.allowProduction = allowProduction
         self.writes = writes
@@ -29,26 +30,17 @@ final class OrgConnections: Sendable {
 
     private func connect(_ configuration: OrgConfiguration) async throws -> any OrgClient {
         let client: SalesforceClient
-        var server: RunningOrgEmulator?
+        var server: EmbeddedOrgServer?
         switch configuration {
         case .emulator(let settings):
-            let emulator: OrgEmulator
-            do {
-                emulator = try OrgEmulator(configuration: .init(
-                    port: 0, databasePath: settings.database, seedPath: settings.seed, faultsPath: settings.faults))
-            } catch {
-                throw StageFailure(.invalidInput, "org.emulator: \(error.description)")
+            guard let embeddedOrg else {
+                throw StageFailure(.invalidInput, "org.emulator: this build of pipeline has no embedded org emulator; give \"org\" an instanceUrl and auth")
             }
             let startedAt = Date()
-            let running: RunningOrgEmulator
-            do {
-                running = try await emulator.start()
-            } catch {
-                throw StageFailure(.failed, "org.emulator: the embedded emulator did not start: \(error)")
-            }
+            let running = try await embeddedOrg.start(settings)
             server = running
             var connection = OrgConnectionSettings(
-                instanceURL: running.instanceURL, requestDeadlineSeconds: emulator.requestDeadlineSeconds,
+                instanceURL: running.instanceURL, requestDeadlineSeconds: running.requestDeadlineSeconds,
                 auth: .accessToken(accessToken: running.accessToken))
             // The emulator lives in this process: whatever an earlier run sent it died with that run.
             connection.orgStartedAt = startedAt

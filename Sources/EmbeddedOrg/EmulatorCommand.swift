@@ -2,9 +2,11 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import OrgEmulator
+import PipelineCLI
 
-struct EmulatorCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+/// `pipeline emulator`: serves an emulated org until SIGINT or SIGTERM.
+public struct EmulatorCommand: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
         commandName: "emulator",
         abstract: "Serve an emulated Salesforce org (REST, OAuth, Composite, Collections) on this machine.",
         discussion: """
@@ -44,7 +46,9 @@ struct EmulatorCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The PEM private key of --tls-cert.", valueName: "PEM"))
     var tlsKey: String?
 
-    func run() async throws {
+    public init() {}
+
+    public func run() async throws {
         let emulator: OrgEmulator
         do {
             emulator = try OrgEmulator(configuration: .init(
