@@ -42,21 +42,7 @@ extension OrgEngine {
         }
         let isWrite = Self.isWrite(request, parts: parts)
         stats.count(kind: kind, isWrite: isWrite)
-        if faults.stallAfterRequests > 0 && stats.total > faults.stallAfterRequests
-            || faults.stallAfterWrites > 0 && isWrite && stats.writes > faults.stallAfterWrites {
-            await stall()
-        }
-        var delay = faults.latencyMs + (isWrite ? faults.writeLatencyMs : 0)
-        if faults.latencySpikeMs > 0 && random.chance(faults.latencySpikeRate) { delay += faults.latencySpikeMs }
-        if delay > 0 { await clock.sleep(for: .milliseconds(delay)) }
-        if clock.instant() - arrival > requestDeadline {
-            // Past the deadline the org stops the request: nothing of it is applied.
-            return .error(APIError(500, "REQUEST_RUNNING_TOO_LONG", "Your request was running for too long, and has been stopped."))
-        }
-        if remainingBurst > 0 || random.chance(faults.errorRate) {
-            remainingBurst = remainingBurst > 0 ? remainingBurst - 1 : faults.errorBurst
-            return .error(APIError(faults.errorStatus, faults.errorCode, "Injected fault: \(faults.errorCode)"))
-        }
+        if let refusal = await injectFaults(isWrite: isWrite, arrival: arrival) { return refusal }
 
         if parts.count == 4 && parts[0] == "services" && parts[1] == "Soap" && parts[2] == "u",
            OrgEmulator.apiVersions.contains(parts[3]) {
@@ -106,6 +92,28 @@ extension OrgEngine {
             response.drop = true
         }
         return response
+    }
+
+    /// The request-level faults: a stall, latency (on the org's clock), the deadline that latency
+    /// may carry a request past (nothing of it applied), and injected errors. `nil` lets the
+    /// request through.
+    func injectFaults(isWrite: Bool, arrival: ContinuousClock.Instant) async -> EmulatorResponse? {
+        if faults.stallAfterRequests > 0 && stats.total > faults.stallAfterRequests
+            || faults.stallAfterWrites > 0 && isWrite && stats.writes > faults.stallAfterWrites {
+            await stall()
+        }
+        var delay = faults.latencyMs + (isWrite ? faults.writeLatencyMs : 0)
+        if faults.latencySpikeMs > 0 && random.chance(faults.latencySpikeRate) { delay += faults.latencySpikeMs }
+        if delay > 0 { await clock.sleep(for: .milliseconds(delay)) }
+        if clock.instant() - arrival > requestDeadline {
+            // Past the deadline the org stops the request: nothing of it is applied.
+            return .error(APIError(500, "REQUEST_RUNNING_TOO_LONG", "Your request was running for too long, and has been stopped."))
+        }
+        if remainingBurst > 0 || random.chance(faults.errorRate) {
+            remainingBurst = remainingBurst > 0 ? remainingBurst - 1 : faults.errorBurst
+            return .error(APIError(faults.errorStatus, faults.errorCode, "Injected fault: \(faults.errorCode)"))
+        }
+        return nil
     }
 
     /// Routes a write request inside one transaction, rolled back whole when the request's

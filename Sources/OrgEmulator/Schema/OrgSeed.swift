@@ -224,31 +224,7 @@ private struct SeedDecoder {
     }
 
     mutating func decodeField(_ value: JSONValue, path: String, objectName: String) -> FieldSchema? {
-        guard var field = value.objectValue else { fail(path, "must be an object"); return nil }
-        for key in field.keys where !Self.fieldKeys.contains(key) { fail("\(path).\(key)", "unknown key") }
-        if field["standard"]?.boolValue == true, let name = field["name"]?.stringValue {
-            guard var definition = StandardFields.field(name, of: objectName) else {
-                fail("\(path).standard", "\(objectName) has no standard field \(name) in the emulator's catalog (docs/seed-format.md)")
-                return nil
-            }
-            for (key, value) in field where key != "standard" { definition[key] = value }
-            field = definition
-        }
-        guard let name = field["name"]?.stringValue, name.range(of: #"^[A-Za-z][A-Za-z0-9_]*$"#, options: .regularExpression) != nil else {
-            fail("\(path).name", "is required: a letter, then letters, digits and underscores (as an API name)")
-            return nil
-        }
-        for key in ["length", "precision", "scale"] {
-            guard let value = field[key] else { continue }
-            guard case .integer(let number) = value, (0...131_072).contains(number), key != "length" || number > 0 else {
-                fail("\(path).\(key)", "must be a whole number (without quotes) from \(key == "length" ? 1 : 0) to 131072, not \(value.jsonString)")
-                return nil
-            }
-        }
-        guard let typeName = field["type"]?.stringValue, let type = FieldType(rawValue: typeName), type != .id else {
-            fail("\(path).type", "must be one of \(FieldType.allCases.filter { $0 != .id }.map(\.rawValue).joined(separator: ", "))")
-            return nil
-        }
+        guard let (field, name, type) = fieldHeader(value, path: path, objectName: objectName) else { return nil }
         func bool(_ key: String, _ defaultValue: Bool) -> Bool {
             guard let value = field[key] else { return defaultValue }
             guard let bool = value.boolValue else { fail("\(path).\(key)", "must be a boolean"); return defaultValue }
@@ -274,17 +250,9 @@ private struct SeedDecoder {
                 fail("\(path).picklistValues", "must be an array of strings")
             }
         }
-        let defaultLength: Int
-        switch type {
-        case .textarea: defaultLength = 32768
-        case .string, .email, .phone, .url: defaultLength = 255
-        case .picklist, .multipicklist: defaultLength = 255
-        case .reference: defaultLength = 18
-        default: defaultLength = 0
-        }
         var schema = FieldSchema(
             name: name, label: field["label"]?.stringValue ?? name, type: type,
-            length: Int(field["length"]?.integerValue ?? Int64(defaultLength)),
+            length: Int(field["length"]?.integerValue ?? Int64(Self.defaultLength(of: type))),
             precision: Int(field["precision"]?.integerValue ?? (type == .double || type == .currency || type == .percent ? 18 : 0)),
             scale: Int(field["scale"]?.integerValue ?? (type == .double || type == .currency || type == .percent ? 2 : 0)),
             nillable: !required && type != .boolean, createable: bool("createable", true), updateable: bool("updateable", !masterDetail || true),
@@ -311,6 +279,47 @@ private struct SeedDecoder {
             schema.nillable = true
         }
         return schema
+    }
+
+    /// A field's definition with a `standard` field's catalog entry merged in, its name, sizes
+    /// and type checked: what every field needs before the rest of it is read.
+    mutating func fieldHeader(_ value: JSONValue, path: String, objectName: String) -> (JSONObject, String, FieldType)? {
+        guard var field = value.objectValue else { fail(path, "must be an object"); return nil }
+        for key in field.keys where !Self.fieldKeys.contains(key) { fail("\(path).\(key)", "unknown key") }
+        if field["standard"]?.boolValue == true, let name = field["name"]?.stringValue {
+            guard var definition = StandardFields.field(name, of: objectName) else {
+                fail("\(path).standard", "\(objectName) has no standard field \(name) in the emulator's catalog (docs/seed-format.md)")
+                return nil
+            }
+            for (key, value) in field where key != "standard" { definition[key] = value }
+            field = definition
+        }
+        guard let name = field["name"]?.stringValue, name.range(of: #"^[A-Za-z][A-Za-z0-9_]*$"#, options: .regularExpression) != nil else {
+            fail("\(path).name", "is required: a letter, then letters, digits and underscores (as an API name)")
+            return nil
+        }
+        for key in ["length", "precision", "scale"] {
+            guard let value = field[key] else { continue }
+            guard case .integer(let number) = value, (0...131_072).contains(number), key != "length" || number > 0 else {
+                fail("\(path).\(key)", "must be a whole number (without quotes) from \(key == "length" ? 1 : 0) to 131072, not \(value.jsonString)")
+                return nil
+            }
+        }
+        guard let typeName = field["type"]?.stringValue, let type = FieldType(rawValue: typeName), type != .id else {
+            fail("\(path).type", "must be one of \(FieldType.allCases.filter { $0 != .id }.map(\.rawValue).joined(separator: ", "))")
+            return nil
+        }
+        return (field, name, type)
+    }
+
+    /// The length a field of `type` has when its definition gives none.
+    static func defaultLength(of type: FieldType) -> Int {
+        switch type {
+        case .textarea: return 32768
+        case .string, .email, .phone, .url, .picklist, .multipicklist: return 255
+        case .reference: return 18
+        default: return 0
+        }
     }
 
     /// `OwnerId`: the user who owns the record, the creating user by default.

@@ -154,28 +154,13 @@ public struct SoupStagingStage: Stage {
         func settleOldest() async throws { try await flagged.settle(pendingWrites.removeFirst(), in: soup) }
         var meter = context.progress.meter(unit: "records")
         for try await var batch in context.inputBatches(batchSize: 5000, firstBatchSize: 1000) {
-            // Each record is taken out of the batch, so the stage owns it: an entry made from it
-            // grows in place rather than being copied.
-            var records: [Staged] = []
-            records.reserveCapacity(batch.count)
-            for index in batch.indices {
-                guard case .object(let record) = batch[index] else { continue }
-                batch[index] = .null
-                position += 1
-                records.append(Staged(position: RejectsWriter.line(of: record, position: position), record: record))
-            }
+            var records = Self.takeRecords(&batch, position: &position)
             result.add(StageCounts.read, records.count)
             meter.advance(to: Int64(position))
             for parent in parents {
                 records = try await linkParents(records, parent: parent, context: context, result: &result, rejects: &rejects)
             }
-            for link in selfLinks {
-                for staged in records {
-                    guard let match = staged.record[matchOn.paths[0]], let key = staged.record[link.key.paths[0]], !Self.isEmpty(key) else { continue }
-                    pendingSelfLinks.append(PendingSelfLink(position: staged.position, link: link, match: match, key: key, raw: staged.record))
-                }
-                for index in records.indices { records[index].record[link.key.paths[0]] = nil }
-            }
+            setAsideSelfLinks(&records, into: &pendingSelfLinks)
             var nested: [[JSONObject]] = []
             if let children {
                 nested = records.map { staged in
@@ -218,6 +203,32 @@ public struct SoupStagingStage: Stage {
         }
         try rejects.close()
         return result
+    }
+
+    /// Takes each record out of `batch`, numbered on from `position`, so the stage owns it: an
+    /// entry made from it grows in place rather than being copied.
+    static func takeRecords(_ batch: inout [JSONValue], position: inout Int) -> [Staged] {
+        var records: [Staged] = []
+        records.reserveCapacity(batch.count)
+        for index in batch.indices {
+            guard case .object(let record) = batch[index] else { continue }
+            batch[index] = .null
+            position += 1
+            records.append(Staged(position: RejectsWriter.line(of: record, position: position), record: record))
+        }
+        return records
+    }
+
+    /// Sets aside the self-lookups of `records` (resolved once every record is staged) and
+    /// clears their fields, which hold keys, not ids, until then.
+    func setAsideSelfLinks(_ records: inout [Staged], into pending: inout [PendingSelfLink]) {
+        for link in selfLinks {
+            for staged in records {
+                guard let match = staged.record[matchOn.paths[0]], let key = staged.record[link.key.paths[0]], !Self.isEmpty(key) else { continue }
+                pending.append(PendingSelfLink(position: staged.position, link: link, match: match, key: key, raw: staged.record))
+            }
+            for index in records.indices { records[index].record[link.key.paths[0]] = nil }
+        }
     }
 
     /// Whether LEAVE_IF_CHANGED keeps `entry` as it is: dirty before this stage wrote to it (an

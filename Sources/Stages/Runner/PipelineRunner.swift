@@ -69,31 +69,13 @@ public struct PipelineRunner: Sendable {
             ?? reportStage?.directory.map { ($0 as NSString).appendingPathComponent(runId) }
             ?? Self.defaultReportRoot(store: pipeline.store, pipeline: pipeline.name, runId: runId)
 
-        let lock: StoreLock
-        do {
-            lock = try StoreLock(storePath: pipeline.store)
-        } catch SoupStoreError.storeLocked(let path) {
-            throw .storeLocked("\(path): another run holds this store")
-        } catch {
-            // Not busy: the store's place is unusable, which retrying later will not change.
-            throw .invalidInput("\(error)")
-        }
+        let lock = try lockStore()
         defer { lock.release() }
         // Copies left by dry runs that were killed: with the lock held, none is in use.
         Self.removeDryRunCopies(of: pipeline.store)
 
-        for id in options.only where pipeline.stage(id) == nil {
-            throw .invalidInput("--only \(id): no stage with that id; known ids: \(pipeline.stages.map(\.id).joined(separator: ", "))")
-        }
-        // A stage whose input is streamed (never stored) runs with the stage producing it.
+        let (selected, selectedIds, rerun) = try selectStages()
         let streamed = pipeline.streamedOutputs
-        var selectedIds = Set(options.only.isEmpty ? pipeline.stages.map(\.id) : options.only)
-        var rerun: [String] = []
-        while let (producer, reader) = streamed.first(where: { selectedIds.contains($0.value) && !selectedIds.contains($0.key) }) {
-            selectedIds.insert(producer)
-            rerun.append("\(producer) runs too: its output goes to \(reader) in memory and is not kept between runs")
-        }
-        let selected = pipeline.stages.filter { selectedIds.contains($0.id) }
         // When a stage writes to the org, the org is connected (and whether it refuses the run's
         // writes found out) while the store opens; no stage starts before the answer.
         let orgSession = OrgSession(configuration: pipeline.org, connector: orgConnector)
@@ -109,16 +91,7 @@ public struct PipelineRunner: Sendable {
         let log = RunLog(directory: reportDirectory, observer: observer, redactor: redactor)
         let store: SoupStore
         do {
-            if options.dryRun {
-                let copy = Self.dryRunCopyPrefix(of: pipeline.store) + runId + ".sqlite"
-                if FileManager.default.fileExists(atPath: pipeline.store) {
-                    try SoupStore.openForReading(path: pipeline.store).copy(to: copy)
-                }
-                store = try SoupStore(path: copy)
-            } else {
-                store = try SoupStore(path: pipeline.store)
-            }
-            try await prepare(store, log: log)
+            store = try await openStore(runId: runId, log: log)
         } catch let error as SetupError {
             throw await abandon(error)
         } catch {
@@ -129,60 +102,25 @@ public struct PipelineRunner: Sendable {
             if options.dryRun { Self.removeDryRunCopies(of: pipeline.store) }
         }
 
-        if !options.only.isEmpty {
-            for stage in selected {
-                for input in stage.from where !selectedIds.contains(input) {
-                    let info = try? await store.datasetInfo(input)
-                    guard let info, info.complete else {
-                        throw await abandon(.invalidInput("--only \(stage.id): it reads stage \"\(input)\", and the store holds no complete dataset from it; run \"\(input)\" first"))
-                    }
-                }
-            }
+        if let missing = await Self.missingInput(of: selected, outside: selectedIds, in: store) {
+            throw await abandon(.invalidInput(
+                "--only \(missing.stage): it reads stage \"\(missing.input)\", and the store holds no complete dataset from it; run \"\(missing.input)\" first"))
         }
 
         log.emit(.runStarted(runId: runId, pipeline: pipeline.name, dryRun: options.dryRun))
         for message in rerun.sorted() { log.emit(.log(level: .info, stage: nil, message: message)) }
-        // Recorded now, so a run that is killed still shows in `pipeline runs` (as killed, once the
-        // next run finds it never finished).
-        if !options.dryRun {
-            try? await store.saveRun(StoredRun(
-                id: runId, pipeline: pipeline.name, status: "running", exitCode: nil, startedAt: Timestamp.iso8601(startDate),
-                finishedAt: nil, reportDir: reportDirectory,
-                record: ["pipeline": .string(pipeline.name), "runId": .string(runId), "status": "running",
-                         "startedAt": .string(Timestamp.iso8601(startDate)), "reportDir": .string(reportDirectory), "stages": []]))
-        }
+        if !options.dryRun { await recordStart(runId: runId, at: startDate, reportDirectory: reportDirectory, in: store) }
         let executor = GraphExecutor(
             stages: selected, runId: runId, pipeline: pipeline, store: store, dryRun: options.dryRun, log: log,
             orgSession: orgSession, reportDirectory: reportDirectory, control: control,
             feed: StageFeed(streamed: streamed.filter { selectedIds.contains($0.key) && selectedIds.contains($0.value) },
                             soleReaders: pipeline.soleReaders))
-        let results: [String: StageOutcome]
-        if let (writer, refusal) = await refusal.value {
-            // Refused before any stage ran (a production org, bad credentials): nothing changed.
-            var refused = Dictionary(uniqueKeysWithValues: selected.map {
-                ($0.id, StageOutcome(status: .skipped, result: StageResult(), durationMs: 0, error: nil, failureKind: nil))
-            })
-            refused[writer] = StageOutcome(status: .failed, result: StageResult(), durationMs: 0, error: refusal.message, failureKind: refusal.kind)
-            log.emit(.stageFinished(stage: writer, status: .failed, counts: [:], durationMs: 0, error: refusal.message))
-            results = refused
-        } else {
-            let execution = Task { await executor.run() }
-            control.whenStopped { execution.cancel() }
-            results = await execution.value
-        }
+        let results = await execute(selected, executor: executor, refusal: await refusal.value, log: log)
 
         var report = RunReport(
             pipeline: pipeline.name, runId: runId, dryRun: options.dryRun, status: .succeeded, exitCode: 0,
             startedAt: Timestamp.iso8601(startDate), finishedAt: "", reportDir: reportDirectory, stages: [], api: .init())
-        report.stages = selected.map { stage in
-            let result = results[stage.id] ?? StageOutcome(status: .skipped, result: StageResult(), durationMs: 0, error: nil, failureKind: nil)
-            var counts = result.result.counts
-            for key in type(of: stage.stage).countKeys where counts[key] == nil { counts[key] = 0 }
-            return RunReport.StageReport(
-                id: stage.id, type: stage.type, status: result.status, startedMs: result.startedMs, durationMs: result.durationMs, counts: counts,
-                byObject: result.result.byObject, error: result.error.map(redactor.redact),
-                alwaysByObject: ["syncUp", "syncDown", "resync", "cleanGhosts"].contains(stage.type))
-        }
+        report.stages = Self.stageReports(selected, results: results, redactor: redactor)
         if let usage = await orgSession.usage() {
             report.api.requests = usage.requests
             report.api.retries = usage.retries
@@ -197,17 +135,122 @@ public struct PipelineRunner: Sendable {
         }
         report.finishedAt = Timestamp.iso8601(Date())
         log.emit(.runFinished(status: report.status, exitCode: report.exitCode, reportDir: reportDirectory))
+        await record(report, formats: reportStage?.formats ?? ["json"], log: log, store: store)
+        return RunOutcome(report: report)
+    }
 
+    /// Takes the store's lock: another run holding it is `storeLocked`; a place where no lock can
+    /// be taken is invalid input (retrying later will not change it).
+    private func lockStore() throws(SetupError) -> StoreLock {
         do {
-            try ReportWriter(directory: reportDirectory, formats: reportStage?.formats ?? ["json"]).write(report)
+            return try StoreLock(storePath: pipeline.store)
+        } catch SoupStoreError.storeLocked(let path) {
+            throw .storeLocked("\(path): another run holds this store")
         } catch {
-            log.emit(.log(level: .error, stage: nil, message: "cannot write the report in \(reportDirectory): \(error)"))
+            throw .invalidInput("\(error)")
+        }
+    }
+
+    /// Records the run as running now, so a run that is killed still shows in `pipeline runs`
+    /// (as killed, once the next run finds it never finished).
+    private func recordStart(runId: String, at startDate: Date, reportDirectory: String, in store: SoupStore) async {
+        try? await store.saveRun(StoredRun(
+            id: runId, pipeline: pipeline.name, status: "running", exitCode: nil, startedAt: Timestamp.iso8601(startDate),
+            finishedAt: nil, reportDir: reportDirectory,
+            record: ["pipeline": .string(pipeline.name), "runId": .string(runId), "status": "running",
+                     "startedAt": .string(Timestamp.iso8601(startDate)), "reportDir": .string(reportDirectory), "stages": []]))
+    }
+
+    /// Runs the stages — unless the org refused the run's writes before any stage started, when
+    /// the writing stage fails with the reason, the others are skipped and nothing changes.
+    private func execute(_ selected: [StageDefinition], executor: GraphExecutor,
+                         refusal: (writer: String, failure: StageFailure)?, log: RunLog) async -> [String: StageOutcome] {
+        guard let (writer, refusal) = refusal else {
+            let execution = Task { await executor.run() }
+            control.whenStopped { execution.cancel() }
+            return await execution.value
+        }
+        var refused = Dictionary(uniqueKeysWithValues: selected.map {
+            ($0.id, StageOutcome(status: .skipped, result: StageResult(), durationMs: 0, error: nil, failureKind: nil))
+        })
+        refused[writer] = StageOutcome(status: .failed, result: StageResult(), durationMs: 0, error: refusal.message, failureKind: refusal.kind)
+        log.emit(.stageFinished(stage: writer, status: .failed, counts: [:], durationMs: 0, error: refusal.message))
+        return refused
+    }
+
+    /// Under `--only`, the first input a selected stage reads from a stage not selected of
+    /// which the store holds no complete dataset.
+    private static func missingInput(of selected: [StageDefinition], outside selectedIds: Set<String>,
+                                     in store: SoupStore) async -> (stage: String, input: String)? {
+        for stage in selected {
+            for input in stage.from where !selectedIds.contains(input) {
+                let info = try? await store.datasetInfo(input)
+                guard let info, info.complete else { return (stage.id, input) }
+            }
+        }
+        return nil
+    }
+
+    /// Writes the report files and the run's record in the store, and closes the run log.
+    private func record(_ report: RunReport, formats: [String], log: RunLog, store: SoupStore) async {
+        do {
+            try ReportWriter(directory: report.reportDir, formats: formats).write(report)
+        } catch {
+            log.emit(.log(level: .error, stage: nil, message: "cannot write the report in \(report.reportDir): \(error)"))
         }
         log.close()
         try? await store.saveRun(StoredRun(
-            id: runId, pipeline: pipeline.name, status: report.status.rawValue, exitCode: Int(report.exitCode),
-            startedAt: report.startedAt, finishedAt: report.finishedAt, reportDir: reportDirectory, record: report.json))
-        return RunOutcome(report: report)
+            id: report.runId, pipeline: pipeline.name, status: report.status.rawValue, exitCode: Int(report.exitCode),
+            startedAt: report.startedAt, finishedAt: report.finishedAt, reportDir: report.reportDir, record: report.json))
+    }
+
+    /// The stages this run runs: all, or those of `--only` and the producers of their streamed
+    /// inputs (a stage whose input is never stored runs with the stage producing it), with a
+    /// line saying why for each producer added.
+    private func selectStages() throws(SetupError) -> (stages: [StageDefinition], ids: Set<String>, rerun: [String]) {
+        for id in options.only where pipeline.stage(id) == nil {
+            throw .invalidInput("--only \(id): no stage with that id; known ids: \(pipeline.stages.map(\.id).joined(separator: ", "))")
+        }
+        let streamed = pipeline.streamedOutputs
+        var selectedIds = Set(options.only.isEmpty ? pipeline.stages.map(\.id) : options.only)
+        var rerun: [String] = []
+        while let (producer, reader) = streamed.first(where: { selectedIds.contains($0.value) && !selectedIds.contains($0.key) }) {
+            selectedIds.insert(producer)
+            rerun.append("\(producer) runs too: its output goes to \(reader) in memory and is not kept between runs")
+        }
+        return (pipeline.stages.filter { selectedIds.contains($0.id) }, selectedIds, rerun)
+    }
+
+    /// The run's store, soups and syncs registered: the pipeline's, or during a dry run a copy
+    /// of it the run may change freely.
+    private func openStore(runId: String, log: RunLog) async throws -> SoupStore {
+        let store: SoupStore
+        if options.dryRun {
+            let copy = Self.dryRunCopyPrefix(of: pipeline.store) + runId + ".sqlite"
+            if FileManager.default.fileExists(atPath: pipeline.store) {
+                try SoupStore.openForReading(path: pipeline.store).copy(to: copy)
+            }
+            store = try SoupStore(path: copy)
+        } else {
+            store = try SoupStore(path: pipeline.store)
+        }
+        try await prepare(store, log: log)
+        return store
+    }
+
+    /// Each selected stage's line of the report: a stage that never ran is skipped; every count
+    /// key its type declares shows, 0 if unused; errors are redacted.
+    private static func stageReports(_ selected: [StageDefinition], results: [String: StageOutcome],
+                                     redactor: Redactor) -> [RunReport.StageReport] {
+        selected.map { stage in
+            let result = results[stage.id] ?? StageOutcome(status: .skipped, result: StageResult(), durationMs: 0, error: nil, failureKind: nil)
+            var counts = result.result.counts
+            for key in type(of: stage.stage).countKeys where counts[key] == nil { counts[key] = 0 }
+            return RunReport.StageReport(
+                id: stage.id, type: stage.type, status: result.status, startedMs: result.startedMs, durationMs: result.durationMs, counts: counts,
+                byObject: result.result.byObject, error: result.error.map(redactor.redact),
+                alwaysByObject: ["syncUp", "syncDown", "resync", "cleanGhosts"].contains(stage.type))
+        }
     }
 
     /// Connects before any stage starts when a stage will write to the org, so a refusal (a
