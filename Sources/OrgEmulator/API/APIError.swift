@@ -43,5 +43,11 @@ struct APIError: Error, Sendable {
         APIError(400, "JSON_PARSER_ERROR", message)
     }
 
+    /// `error` as the API reports it: an `APIError` as it is; anything else (a database error)
+    /// as 500 UNKNOWN_EXCEPTION, as an org reports a failure of its own. The one place that wraps.
+    static func unexpected(_ error: any Error) -> APIError {
+        error as? APIError ?? APIError.unexpected(error)
+    }
+
     static let entityIsDeleted = APIError(404, "ENTITY_IS_DELETED", "entity is deleted", fields: [])
 }

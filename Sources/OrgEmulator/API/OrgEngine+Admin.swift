@@ -28,7 +28,7 @@ extension OrgEngine {
         } catch let error as APIError {
             return .error(error)
         } catch {
-            return .error(APIError(500, "UNKNOWN_EXCEPTION", "\(error)"))
+            return .error(.unexpected(error))
         }
     }
 

@@ -46,9 +46,11 @@ extension OrgEngine {
         }
         let input = subrequest["richInput"].flatMap { $0.isNull ? nil : Data($0.jsonString.utf8) } ?? Data()
         let inner = EmulatorRequest(method: method, path: path, query: query, headers: [:], body: input)
-        if method != "GET" && random.chance(faults.recordErrorRate) {
-            return .error(APIError(400, faults.recordErrorCode, "Injected record fault: \(faults.recordErrorCode)", fields: []))
+        if method != "GET", let fault = faults.recordError() {
+            return .error(fault)
         }
-        return route(inner, version: String(parts[2].dropFirst()), parts: Array(parts.dropFirst(3)))
+        guard let (route, parameters, rest) = Self.restRoute(method, path: parts) else { return .error(.notFound) }
+        return respond(route, RoutedRequest(request: inner, version: String(parts[2].dropFirst()), parameters: parameters,
+                                            rest: rest, parts: Array(parts.dropFirst(3)), username: nil))
     }
 }

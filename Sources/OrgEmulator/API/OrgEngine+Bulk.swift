@@ -15,12 +15,12 @@ extension OrgEngine {
         case ("POST", 1):
             return .json(200, try createJob(kind, request: request, version: version).info(created: true))
         case ("GET", 1):
-            let jobs = bulkJobs.values.filter { $0.kind == kind }.sorted { $0.id < $1.id }
-            return .json(200, ["done": true, "records": .array(jobs.map { $0.info() }), "nextRecordsUrl": .null])
+            let listed = jobs.v2.values.filter { $0.kind == kind }.sorted { $0.id < $1.id }
+            return .json(200, ["done": true, "records": .array(listed.map { $0.info() }), "nextRecordsUrl": .null])
         default:
             break
         }
-        guard parts.count >= 2, var job = bulkJobs[parts[1]], job.kind == kind else { throw APIError.notFound }
+        guard parts.count >= 2, var job = jobs.v2[parts[1]], job.kind == kind else { throw APIError.notFound }
         switch (request.method, parts.count, parts.count > 2 ? parts[2].lowercased() : "") {
         case ("GET", 2, _):
             return .json(200, job.info())
@@ -29,7 +29,7 @@ extension OrgEngine {
                 throw APIError(409, "INVALIDJOBSTATE", "Job is not in the Open state: \(job.state)")
             }
             job.uploads.append(String(decoding: request.body, as: UTF8.self))
-            bulkJobs[job.id] = job
+            jobs.v2[job.id] = job
             return EmulatorResponse(status: 201)
         case ("PATCH", 2, _):
             guard let state = try request.jsonBody()["state"]?.stringValue else { throw APIError.badJSON("'state' is required") }
@@ -37,7 +37,7 @@ extension OrgEngine {
             case "UploadComplete" where kind == .ingest && job.state == "Open":
                 job.state = "UploadComplete"
                 job.systemModstamp = clock.now()
-                bulkJobs[job.id] = job
+                jobs.v2[job.id] = job
                 startIngest(job)
                 return .json(200, job.info())
             case "Aborted" where !["JobComplete", "Failed", "Aborted"].contains(job.state):
@@ -51,7 +51,7 @@ extension OrgEngine {
                 job.pending = []
                 job.state = "Aborted"
                 job.systemModstamp = clock.now()
-                bulkJobs[job.id] = job
+                jobs.v2[job.id] = job
                 return .json(200, job.info())
             default:
                 throw APIError(409, "INVALIDJOBSTATE", "Cannot change job state from \(job.state) to \(state)")
@@ -60,7 +60,7 @@ extension OrgEngine {
             guard ["UploadComplete", "JobComplete", "Aborted", "Failed"].contains(job.state) else {
                 throw APIError(409, "INVALIDJOBSTATE", "Cannot delete a job in state \(job.state)")
             }
-            bulkJobs[job.id] = nil
+            jobs.v2[job.id] = nil
             return .noContent()
         case ("GET", 3, "successfulresults") where kind == .ingest:
             return csv(job, header: ["sf__Id", "sf__Created"], rows: job.successful)
@@ -83,10 +83,9 @@ extension OrgEngine {
         }
         let lineEnding = body["lineEnding"]?.stringValue ?? "LF"
         guard lineEnding == "LF" || lineEnding == "CRLF" else { throw APIError(400, "INVALIDJOB", "Invalid lineEnding: \(lineEnding)") }
-        jobCounter += 1
         let now = clock.now()
         let creator = try? read { db in try currentUserId(db) }
-        let id = SalesforceId.make(prefix: "750", counter: jobCounter)
+        let id = jobs.newId(prefix: "750")
         if kind == .ingest {
             guard let objectName = body["object"]?.stringValue else { throw APIError(400, "INVALIDJOB", "InvalidJob : object is required") }
             let object = try object(named: objectName)
@@ -100,7 +99,7 @@ extension OrgEngine {
             var job = BulkJob(id: id, kind: .ingest, operation: operation, object: object.name, externalIdFieldName: externalId, state: "Open",
                               columnDelimiter: columnDelimiter, lineEnding: lineEnding, createdDate: now, systemModstamp: now, apiVersion: version)
             if let creator { job.createdById = creator }
-            bulkJobs[id] = job
+            jobs.v2[id] = job
             return job
         }
         guard let text = body["query"]?.stringValue else { throw APIError(400, "INVALIDJOB", "InvalidJob : query is required") }
@@ -123,7 +122,7 @@ extension OrgEngine {
         let paths = plan.query.select.compactMap(\.fieldPath)
         job.resultHeader = paths.map(\.description)
         job.resultRows = views.map { view in paths.map { Self.csvValue(SOQLEvaluator.nestedValue(in: view, at: $0)) } }
-        bulkJobs[id] = job
+        jobs.v2[id] = job
         var response = job
         response.state = "UploadComplete"
         return response
@@ -162,9 +161,9 @@ extension OrgEngine {
     /// Takes the parsed rows; `false` when there is nothing to process (the job failed, was
     /// aborted or is gone after a reset).
     private func beginIngest(_ id: String, _ parsed: Result<(header: [String], rows: [[String]]), BulkJob.ParseFailure>) -> Bool {
-        guard var job = bulkJobs[id], job.state == "UploadComplete" else { return false }
+        guard var job = jobs.v2[id], job.state == "UploadComplete" else { return false }
         prepare(&job, parsed)
-        bulkJobs[id] = job
+        jobs.v2[id] = job
         return job.state == "InProgress"
     }
 
@@ -191,13 +190,13 @@ extension OrgEngine {
 
     /// Processes the next chunk of a running job; `false` once it is complete (or gone).
     private func ingestChunk(_ id: String) async -> Bool {
-        guard bulkJobs[id]?.state == "InProgress" else { return false }
-        if faults.bulkPauseAfterRows > 0, let job = bulkJobs[id], job.nextRow >= faults.bulkPauseAfterRows {
+        guard jobs.v2[id]?.state == "InProgress" else { return false }
+        if faults.settings.bulkPauseAfterRows > 0, let job = jobs.v2[id], job.nextRow >= faults.settings.bulkPauseAfterRows {
             await stall()
             return true
         }
         // Taken out while it is worked on, so its result arrays grow in place (not copied).
-        var job = bulkJobs.removeValue(forKey: id)!
+        var job = jobs.v2.removeValue(forKey: id)!
         let started = ContinuousClock.now
         let asUser = actingUserId
         actingUserId = job.createdById
@@ -210,7 +209,7 @@ extension OrgEngine {
             job.state = "JobComplete"
         }
         job.systemModstamp = clock.now()
-        bulkJobs[id] = job
+        jobs.v2[id] = job
         return job.state == "InProgress"
     }
 
@@ -300,7 +299,7 @@ extension OrgEngine {
             }
         } catch {
             // The chunk's transaction failed as a whole: none of its rows was applied.
-            results = rows.map { ($0, "", false, APIError(500, "UNKNOWN_EXCEPTION", "\(error)")) }
+            results = rows.map { ($0, "", false, APIError.unexpected(error)) }
         }
         for result in results {
             if let error = result.error {

@@ -42,7 +42,7 @@ extension OrgEngine {
     /// Answers `/services/async/{version}/…`; `parts` follow the version.
     func bulkV1(_ request: EmulatorRequest, version: String, parts: [String]) -> EmulatorResponse {
         let json = (request.headers["content-type"] ?? "").lowercased().contains("json")
-        guard let session = request.headers["x-sfdc-session"] ?? Self.token(of: request), tokens[session] != nil else {
+        guard let session = request.headers["x-sfdc-session"] ?? Self.token(of: request), sessions.user(of: session) != nil else {
             return Self.asyncError(400, "InvalidSessionId", "Invalid session id", json: json)
         }
         do {
@@ -55,7 +55,7 @@ extension OrgEngine {
     private func routeBulkV1(_ request: EmulatorRequest, version: String, parts: [String], json: Bool) throws(APIError) -> EmulatorResponse {
         guard parts.first == "job" else { throw APIError(404, "InvalidUrl", "Unknown resource") }
         if request.method == "POST" && parts.count == 1 { return try createV1Job(request, version: version, json: json) }
-        guard parts.count >= 2, var job = bulkV1Jobs[parts[1]] else { throw APIError(400, "InvalidJob", "Invalid job id: \(parts.count > 1 ? parts[1] : "")") }
+        guard parts.count >= 2, var job = jobs.v1[parts[1]] else { throw APIError(400, "InvalidJob", "Invalid job id: \(parts.count > 1 ? parts[1] : "")") }
         let speaksJSON = job.contentType == "JSON"
         switch (request.method, parts.count) {
         case ("GET", 2):
@@ -68,16 +68,15 @@ extension OrgEngine {
             }
             job.state = state
             job.systemModstamp = clock.now()
-            bulkV1Jobs[job.id] = job
+            jobs.v1[job.id] = job
             return Self.asyncDocument(jobInfo(job), root: "jobInfo", json: speaksJSON)
         case ("POST", 3) where parts[2] == "batch":
             guard job.state == "Open" else { throw APIError(400, "InvalidJobState", "Job \(job.id) is \(job.state): no batch can be added") }
-            jobCounter += 1
-            var batch = BulkV1Batch(id: SalesforceId.make(prefix: "751", counter: jobCounter), state: "Completed", createdDate: clock.now(),
+            var batch = BulkV1Batch(id: jobs.newId(prefix: "751"), state: "Completed", createdDate: clock.now(),
                                     request: request.body)
             runV1Batch(&batch, job: job)
             job.batches.append(batch)
-            bulkV1Jobs[job.id] = job
+            jobs.v1[job.id] = job
             return Self.asyncDocument(batchInfo(batch, job: job), root: "batchInfo", json: speaksJSON, status: 201)
         case ("GET", 3) where parts[2] == "batch":
             let list: JSONValue = .array(job.batches.map { batchInfo($0, job: job) })
@@ -138,12 +137,11 @@ extension OrgEngine {
         if operation == "upsert" && body["externalIdFieldName"] == nil {
             throw APIError(400, "InvalidJob", "External ID was blank for \(object.name). An External ID must be specified for upsert.")
         }
-        jobCounter += 1
         let now = clock.now()
-        let job = BulkV1Job(id: SalesforceId.make(prefix: "750", counter: jobCounter), operation: operation, object: object.name,
+        let job = BulkV1Job(id: jobs.newId(prefix: "750"), operation: operation, object: object.name,
                             externalIdFieldName: body["externalIdFieldName"], contentType: contentType, createdDate: now,
                             systemModstamp: now, apiVersion: version)
-        bulkV1Jobs[job.id] = job
+        jobs.v1[job.id] = job
         return Self.asyncDocument(jobInfo(job), root: "jobInfo", json: json, status: 201)
     }
 

@@ -25,7 +25,7 @@ extension OrgEngine {
                 let stored = try RecordStore.fetch(db, ids: Array(Set(normalized.compactMap { $0 })), keeping: Set(selected))
                 found = Dictionary(stored.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
             } catch {
-                throw APIError(500, "UNKNOWN_EXCEPTION", "\(error)")
+                throw APIError.unexpected(error)
             }
             return normalized.map { id in
                 guard let record = id.flatMap({ found[$0] }), !record.isDeleted else { return .null }
@@ -33,6 +33,11 @@ extension OrgEngine {
             }
         }
         return .json(200, .array(records))
+    }
+
+    /// `/composite/sobjects[/…]`, as routed.
+    func collections(_ r: RoutedRequest) throws(APIError) -> EmulatorResponse {
+        try collections(r.request, version: r.version, parts: Array(r.parts.dropFirst(2)))
     }
 
     func collections(_ request: EmulatorRequest, version: String, parts: [String]) throws(APIError) -> EmulatorResponse {
@@ -128,15 +133,14 @@ extension OrgEngine {
                        _ operation: (Database, Int) throws(APIError) -> JSONObject) throws(APIError) -> [JSONValue] {
         var results: [JSONObject] = []
         var failed = false
-        let recordFaults = (0..<count).map { _ in random.chance(faults.recordErrorRate) }
-        let faultCode = faults.recordErrorCode
+        let recordFaults = (0..<count).map { _ in faults.recordError() }
         do {
             try writeBlock { db in
                 try before(db)
                 for index in 0..<count {
                     do {
-                        if recordFaults[index] {
-                            throw APIError(400, faultCode, "Injected record fault: \(faultCode)", fields: [])
+                        if let fault = recordFaults[index] {
+                            throw fault
                         }
                         let result = savepoints
                             ? try db.withRecordSavepoint { () throws(APIError) -> JSONObject in try operation(db, index) }
@@ -161,7 +165,7 @@ extension OrgEngine {
                 return .object(rolledBack)
             }
         } catch {
-            throw APIError(500, "UNKNOWN_EXCEPTION", "\(error)")
+            throw APIError.unexpected(error)
         }
         return results.map(JSONValue.object)
     }

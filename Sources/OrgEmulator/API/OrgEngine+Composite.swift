@@ -102,7 +102,7 @@ extension OrgEngine {
                         "referenceId": subrequest["referenceId"] ?? .null]
             }
         } catch {
-            throw APIError(500, "UNKNOWN_EXCEPTION", "\(error)")
+            throw APIError.unexpected(error)
         }
         return (responses, failed)
     }
@@ -113,24 +113,24 @@ extension OrgEngine {
         let (path, query) = Self.splitURL(url)
         let parts = Self.components(path)
         guard parts.count >= 3, parts[2].hasPrefix("v") else { throw APIError.notFound }
+        let method = subrequest["method"]!.stringValue!
         // Composite runs sObject resources, sObject Collections, query and queryAll — not Bulk
         // uploads (whose CSV bodies a subrequest's JSON cannot carry) nor any other resource.
-        let resource = Array(parts.dropFirst(3))
-        guard ["sobjects", "query", "queryAll"].contains(resource.first ?? "") || resource.starts(with: ["composite", "sobjects"]) else {
+        guard let (route, parameters, rest) = Self.restRoute(method, path: parts), route.inComposite else {
             return .error(APIError(400, "INVALID_API_INPUT", "Composite doesn't support the resource \(path)"))
         }
-        var request = EmulatorRequest(method: subrequest["method"]!.stringValue!, path: path, query: query,
-                                      headers: [:], body: Data())
+        var request = EmulatorRequest(method: method, path: path, query: query, headers: [:], body: Data())
         if let value = subrequest["body"], !value.isNull {
             // Handed over parsed, not written and read again (the routes a subrequest may take
             // read their body as JSON).
             request.json = try Self.resolveReferences(in: value, results: results)
         }
         // Injected record faults fail single writes inside a composite too.
-        if request.method != "GET" && random.chance(faults.recordErrorRate) {
-            return .error(APIError(400, faults.recordErrorCode, "Injected record fault: \(faults.recordErrorCode)", fields: []))
+        if request.method != "GET", let fault = faults.recordError() {
+            return .error(fault)
         }
-        return route(request, version: String(parts[2].dropFirst()), parts: Array(parts.dropFirst(3)))
+        return respond(route, RoutedRequest(request: request, version: String(parts[2].dropFirst()), parameters: parameters,
+                                            rest: rest, parts: Array(parts.dropFirst(3)), username: nil))
     }
 
     /// Splits `/path?a=b&c=d` into the path and its decoded query parameters.

@@ -48,7 +48,7 @@ extension OrgEngine {
         case "refresh_token":
             guard clientUsers() != nil else { return oauthError("invalid_client_id", "client identifier invalid") }
             guard let presented = form["refresh_token"],
-                  let user = users.first(where: { $0.refreshToken == presented }) ?? refreshTokens[presented].flatMap({ name in users.first { $0.username == name } })
+                  let user = users.first(where: { $0.refreshToken == presented })
             else { return oauthError("invalid_grant", "expired access/refresh token") }
             return issue(for: user, refresh: false, scope: "refresh_token full")
         case "client_credentials":
@@ -72,9 +72,7 @@ extension OrgEngine {
 
     /// A new session token for `user`.
     func newSession(for user: OrgUser) -> String {
-        let accessToken = String(orgId.prefix(15)) + "!" + Self.randomToken()
-        tokens[accessToken] = user.username
-        return accessToken
+        sessions.issue(for: user.username, orgId: orgId)
     }
 
     private func issue(for user: OrgUser, refresh: Bool, scope: String? = nil) -> EmulatorResponse {

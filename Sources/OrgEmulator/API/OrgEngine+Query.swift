@@ -1,38 +1,7 @@
 import Foundation
-import Formats
 import GRDB
 import JSON
 import SOQL
-
-/// A query whose later pages are still to be fetched (`nextRecordsUrl`).
-struct QueryCursor: Sendable {
-    var plan: QueryPlan
-    /// Ids of the matching records, in result order, from the `first`.
-    var ids: [String]
-    /// The position of the first record the cursor still holds: once its last page is served,
-    /// it keeps that page only (to serve it again to a client whose answer was lost).
-    var first = 0
-    var position: Int
-    var batchSize: Int
-    var totalSize: Int
-    var version: String
-    /// For a page of children of one parent: the precomputed records, from the `first`.
-    var childRecords: [JSONValue]?
-    /// The query locator's stable part, once a second page exists (`01g…`; each page's locator
-    /// adds `-<position>`).
-    var id: String?
-    /// When a page of it was last served (emulator clock, ms): cursors expire 15 minutes after.
-    var lastUsed: Int64 = 0
-
-    /// The position past the last record.
-    var end: Int { first + (childRecords?.count ?? ids.count) }
-
-    /// Forgets the records before `position`.
-    mutating func drop(before position: Int) {
-        if let children = childRecords { childRecords = Array(children[(position - first)...]) } else { ids = Array(ids[(position - first)...]) }
-        first = position
-    }
-}
 
 /// `/query` and `/queryAll`: SOQL over the stored records, paged with `nextRecordsUrl`, with
 /// child-to-parent paths, parent-to-child subqueries (paged past 200 children), semi-joins,
@@ -156,9 +125,7 @@ extension OrgEngine {
         let done = end >= cursor.end
         result["done"] = .bool(done)
         if !done && cursor.id == nil {
-            cursorCounter += 1
-            cursor.id = SalesforceId.make(prefix: "01g", counter: cursorCounter)
-            expireCursors()
+            cursor.id = cursors.newId(now: clock.now())
         }
         if let id = cursor.id {
             // A served last page is all a finished cursor keeps: a 200,000-record query no longer
@@ -169,7 +136,7 @@ extension OrgEngine {
                 if min(start, lastPage) > cursor.first { cursor.drop(before: min(start, lastPage)) }
             }
             cursor.lastUsed = clock.now()
-            cursors[id] = cursor
+            cursors.keep(cursor, id: id)
             if !done { result["nextRecordsUrl"] = .string("/services/data/v\(cursor.version)/query/\(id)-\(end)") }
         }
         result["records"] = .array(records)
@@ -181,19 +148,10 @@ extension OrgEngine {
     func nextPage(locator: String) throws(APIError) -> JSONValue {
         let invalid = APIError(400, "INVALID_QUERY_LOCATOR", "invalid query locator")
         guard let dash = locator.lastIndex(of: "-"), let position = Int(locator[locator.index(after: dash)...]),
-              var cursor = cursors[String(locator[..<dash])], position > 0, position >= cursor.first,
+              var cursor = cursors.cursor(String(locator[..<dash])), position > 0, position >= cursor.first,
               position < cursor.end else { throw invalid }
         cursor.position = position
         return try page(&cursor)
-    }
-
-    /// Forgets cursors unused for 15 minutes, and the oldest beyond 10,000 open ones.
-    private func expireCursors() {
-        let now = clock.now()
-        cursors = cursors.filter { now - $0.value.lastUsed < 15 * 60 * 1000 }
-        if cursors.count > 10_000 {
-            for (key, _) in cursors.sorted(by: { $0.value.lastUsed < $1.value.lastUsed }).prefix(cursors.count - 10_000) { cursors[key] = nil }
-        }
     }
 
     /// Records in the API's shape: `attributes`, the selected fields in order, nested parents
@@ -206,7 +164,7 @@ extension OrgEngine {
             let keeping = Self.fieldsRead(by: plan, alsoReading: nil)
             records = try read { db in try RecordStore.fetch(db, ids: ids, keeping: keeping) }
         } catch {
-            throw APIError(500, "UNKNOWN_EXCEPTION", "\(error)")
+            throw APIError.unexpected(error)
         }
         var children: [String: [(String, JSONValue)]] = [:]
         for subquery in plan.subqueries {
@@ -234,7 +192,7 @@ extension OrgEngine {
                 return try records.map { record in try attachParents(to: record, object: plan.object, chains: chains, db: db, cache: &cache, version: version) }
             }
         } catch {
-            throw APIError(500, "UNKNOWN_EXCEPTION", "\(error)")
+            throw APIError.unexpected(error)
         }
         for (record, view) in zip(records, views) {
             var output = JSONObject()

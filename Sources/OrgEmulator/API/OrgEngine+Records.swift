@@ -50,10 +50,8 @@ extension OrgEngine {
             Self.setOrgValues(&fields, object: object, ownerId: try currentUserId(db))
             try RecordStore.save(db, StoredRecord(id: id, type: object.name, fields: fields, isDeleted: false, systemModstamp: now))
             return id
-        } catch let error as APIError {
-            throw error
         } catch {
-            throw APIError(500, "UNKNOWN_EXCEPTION", "\(error)")
+            throw APIError.unexpected(error)
         }
     }
 
@@ -117,10 +115,8 @@ extension OrgEngine {
             record.fields["SystemModstamp"] = .string(timestamp(now))
             record.systemModstamp = now
             try RecordStore.save(db, record)
-        } catch let error as APIError {
-            throw error
         } catch {
-            throw APIError(500, "UNKNOWN_EXCEPTION", "\(error)")
+            throw APIError.unexpected(error)
         }
     }
 
@@ -158,10 +154,8 @@ extension OrgEngine {
             deleted.fields["LastModifiedDate"] = .string(timestamp(now))
             deleted.systemModstamp = now
             try RecordStore.save(db, deleted)
-        } catch let error as APIError {
-            throw error
         } catch {
-            throw APIError(500, "UNKNOWN_EXCEPTION", "\(error)")
+            throw APIError.unexpected(error)
         }
     }
 
@@ -185,7 +179,7 @@ extension OrgEngine {
         do {
             matches = try lookups.ids(db, type: object.name, field: field.name, equalTo: value, limit: 10)
         } catch {
-            throw APIError(500, "UNKNOWN_EXCEPTION", "\(error)")
+            throw APIError.unexpected(error)
         }
         if matches.count > 1 {
             throw APIError(300, "MULTIPLE_CHOICES", matches.map { "/services/data/v\(version)/sobjects/\(object.name)/\($0)" }.joined(separator: ","))
@@ -249,7 +243,7 @@ extension OrgEngine {
         } catch let abort as TransactionAbort {
             throw abort.error
         } catch {
-            throw APIError(500, "UNKNOWN_EXCEPTION", "\(error)")
+            throw APIError.unexpected(error)
         }
     }
 

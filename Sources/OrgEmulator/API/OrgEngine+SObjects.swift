@@ -5,78 +5,120 @@ import JSON
 /// `/sobjects`: global and per-object describe, record CRUD, upsert by external id, and the
 /// `updated` / `deleted` change feeds.
 extension OrgEngine {
-    func sobjects(_ request: EmulatorRequest, version: String, parts: [String]) throws(APIError) -> EmulatorResponse {
-        if parts.isEmpty {
-            guard request.method == "GET" else { return .error(.notFound) }
-            return .json(200, globalDescribe(version: version))
-        }
-        let object = try object(named: parts[0])
-        switch (request.method, parts.count) {
-        case ("GET", 1):
-            return .json(200, ["objectDescribe": describeSummary(object, version: version), "recentItems": []])
-        case ("POST", 1):
-            guard let body = try request.jsonBody().objectValue else { throw APIError.badJSON("Expected a JSON object") }
-            let id = try transaction { db throws(APIError) in try createRecord(db, object: object, input: body) }
-            return .json(201, ["id": .string(id), "success": true, "errors": []],
-                         headers: [("Location", "/services/data/v\(version)/sobjects/\(object.name)/\(id)")])
-        case ("POST", 2) where parts[1].lowercased() == "id":
+    /// `/sobjects` under `/services/data/vNN.N`: every route may be a Composite subrequest's.
+    static let sobjectRoutes: [Route] = [
+        Route("GET", "sobjects", .describe, inComposite: true) { engine, r throws(APIError) in
+            .json(200, engine.globalDescribe(version: r.version))
+        },
+        Route("GET", "sobjects/:type", .describe, inComposite: true) { engine, r throws(APIError) in
+            .json(200, ["objectDescribe": engine.describeSummary(try engine.object(named: r["type"]), version: r.version), "recentItems": []])
+        },
+        Route("POST", "sobjects/:type", .sobject, writes: .always, inComposite: true) { engine, r throws(APIError) in
+            try engine.createRecord(r)
+        },
+        Route("POST", "sobjects/:type/:id", .sobject, writes: .always, inComposite: true) { engine, r throws(APIError) in
             // Insert keyed on Id (v37+): a create whose body has no Id.
-            guard let body = try request.jsonBody().objectValue else { throw APIError.badJSON("Expected a JSON object") }
-            let id = try transaction { db throws(APIError) in try createRecord(db, object: object, input: body) }
-            return .json(201, ["id": .string(id), "success": true, "errors": []],
-                         headers: [("Location", "/services/data/v\(version)/sobjects/\(object.name)/\(id)")])
-        case ("GET", 2) where parts[1] == "describe":
-            return .json(200, describe(object, version: version))
-        case ("GET", 2) where parts[1] == "updated" || parts[1] == "deleted":
-            return try changes(object, kind: parts[1], request: request)
-        case ("GET", 2):
-            let record = try transaction { db throws(APIError) in try existingRecord(db, object: object, id: parts[1]) }
-            let fields = request.query["fields"].map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
-            if let fields {
-                for name in fields where object.field(name) == nil {
-                    throw APIError(400, "INVALID_FIELD", "No such column '\(name)' on entity '\(object.name)'. If you are attempting to use a custom field, be sure to append the '__c' after the custom field name. Please reference your WSDL or the describe call for the appropriate names.")
-                }
-            }
-            return .json(200, recordJSON(record, version: version, fields: fields.map { ["Id"] + $0 }))
-        case ("PATCH", 2):
-            guard let body = try request.jsonBody().objectValue else { throw APIError.badJSON("Expected a JSON object") }
-            try transaction { db throws(APIError) in try updateRecord(db, object: object, id: parts[1], input: body) }
+            _ = try engine.object(named: r["type"])
+            guard r["id"].lowercased() == "id" else { throw APIError.notFound }
+            return try engine.createRecord(r)
+        },
+        Route("GET", "sobjects/:type/describe", .describe, inComposite: true) { engine, r throws(APIError) in
+            .json(200, engine.describe(try engine.object(named: r["type"]), version: r.version))
+        },
+        Route("GET", "sobjects/:type/updated", .changes, inComposite: true) { engine, r throws(APIError) in
+            try engine.changes(try engine.object(named: r["type"]), kind: "updated", request: r.request)
+        },
+        Route("GET", "sobjects/:type/deleted", .changes, inComposite: true) { engine, r throws(APIError) in
+            try engine.changes(try engine.object(named: r["type"]), kind: "deleted", request: r.request)
+        },
+        Route("GET", "sobjects/:type/:id", .sobject, inComposite: true) { engine, r throws(APIError) in
+            try engine.retrieveRecord(r)
+        },
+        Route("PATCH", "sobjects/:type/:id", .sobject, writes: .always, inComposite: true) { engine, r throws(APIError) in
+            let object = try engine.object(named: r["type"])
+            guard let body = try r.request.jsonBody().objectValue else { throw APIError.badJSON("Expected a JSON object") }
+            try engine.transaction { db throws(APIError) in try engine.updateRecord(db, object: object, id: r["id"], input: body) }
             return .noContent()
-        case ("DELETE", 2):
-            try transaction { db throws(APIError) in try deleteRecord(db, object: object, id: parts[1]) }
+        },
+        Route("DELETE", "sobjects/:type/:id", .sobject, writes: .always, inComposite: true) { engine, r throws(APIError) in
+            let object = try engine.object(named: r["type"])
+            try engine.transaction { db throws(APIError) in try engine.deleteRecord(db, object: object, id: r["id"]) }
             return .noContent()
-        case ("GET", 3):
-            guard let field = object.field(parts[1]), field.idLookup else { throw APIError.notFound }
-            let record = try transaction { db throws(APIError) -> StoredRecord in
-                let ids = (try? lookups.ids(db, type: object.name, field: field.name, equalTo: parts[2], limit: 10)) ?? []
-                if ids.count > 1 {
-                    throw APIError(300, "MULTIPLE_CHOICES", ids.map { "/services/data/v\(version)/sobjects/\(object.name)/\($0)" }.joined(separator: ","))
-                }
-                guard let id = ids.first else { throw APIError.notFound }
-                return try existingRecord(db, object: object, id: id)
-            }
-            return .json(200, recordJSON(record, version: version))
-        case ("PATCH", 3), ("POST", 3):
-            guard let body = try request.jsonBody().objectValue else { throw APIError.badJSON("Expected a JSON object") }
-            let result = try transaction { db throws(APIError) in
-                try upsertRecord(db, object: object, fieldName: parts[1], value: parts[2], input: body, version: version)
-            }
-            if request.query["updateOnly"] == "true" && result.created {
-                throw APIError.notFound
-            }
-            return .json(result.created ? 201 : 200, ["id": .string(result.id), "success": true, "errors": [], "created": .bool(result.created)],
-                         headers: result.created ? [("Location", "/services/data/v\(version)/sobjects/\(object.name)/\(result.id)")] : [])
-        case ("DELETE", 3):
-            guard let field = object.field(parts[1]), field.idLookup else { throw APIError.notFound }
-            try transaction { db throws(APIError) in
-                let ids = (try? lookups.ids(db, type: object.name, field: field.name, equalTo: parts[2], limit: 2)) ?? []
+        },
+        Route("GET", "sobjects/:type/:field/:value", .sobject, inComposite: true) { engine, r throws(APIError) in
+            try engine.retrieveRecordByField(r)
+        },
+        Route("PATCH", "sobjects/:type/:field/:value", .sobject, writes: .always, inComposite: true) { engine, r throws(APIError) in
+            try engine.upsertRecord(r)
+        },
+        Route("POST", "sobjects/:type/:field/:value", .sobject, writes: .always, inComposite: true) { engine, r throws(APIError) in
+            try engine.upsertRecord(r)
+        },
+        Route("DELETE", "sobjects/:type/:field/:value", .sobject, writes: .always, inComposite: true) { engine, r throws(APIError) in
+            let object = try engine.object(named: r["type"])
+            guard let field = object.field(r["field"]), field.idLookup else { throw APIError.notFound }
+            try engine.transaction { db throws(APIError) in
+                let ids = (try? engine.lookups.ids(db, type: object.name, field: field.name, equalTo: r["value"], limit: 2)) ?? []
                 guard ids.count == 1 else { throw ids.isEmpty ? APIError.notFound : APIError(300, "MULTIPLE_CHOICES", "more than one record") }
-                try deleteRecord(db, object: object, id: ids[0])
+                try engine.deleteRecord(db, object: object, id: ids[0])
             }
             return .noContent()
-        default:
-            return .error(.notFound)
+        },
+        Route(nil, "sobjects/**", .sobject, writes: .unlessGET, inComposite: true) { _, _ throws(APIError) in
+            throw APIError.notFound
+        },
+    ]
+
+    /// `POST /sobjects/{T}` (or `/sobjects/{T}/Id`): a record created from the body.
+    func createRecord(_ r: RoutedRequest) throws(APIError) -> EmulatorResponse {
+        let object = try object(named: r["type"])
+        guard let body = try r.request.jsonBody().objectValue else { throw APIError.badJSON("Expected a JSON object") }
+        let id = try transaction { db throws(APIError) in try createRecord(db, object: object, input: body) }
+        return .json(201, ["id": .string(id), "success": true, "errors": []],
+                     headers: [("Location", "/services/data/v\(r.version)/sobjects/\(object.name)/\(id)")])
+    }
+
+    /// `GET /sobjects/{T}/{id}[?fields=…]`.
+    func retrieveRecord(_ r: RoutedRequest) throws(APIError) -> EmulatorResponse {
+        let object = try object(named: r["type"])
+        let record = try transaction { db throws(APIError) in try existingRecord(db, object: object, id: r["id"]) }
+        let fields = r.request.query["fields"].map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+        if let fields {
+            for name in fields where object.field(name) == nil {
+                throw APIError(400, "INVALID_FIELD", "No such column '\(name)' on entity '\(object.name)'. If you are attempting to use a custom field, be sure to append the '__c' after the custom field name. Please reference your WSDL or the describe call for the appropriate names.")
+            }
         }
+        return .json(200, recordJSON(record, version: r.version, fields: fields.map { ["Id"] + $0 }))
+    }
+
+    /// `GET /sobjects/{T}/{idLookup field}/{value}`: 300 MULTIPLE_CHOICES when several match.
+    func retrieveRecordByField(_ r: RoutedRequest) throws(APIError) -> EmulatorResponse {
+        let object = try object(named: r["type"])
+        guard let field = object.field(r["field"]), field.idLookup else { throw APIError.notFound }
+        let record = try transaction { db throws(APIError) -> StoredRecord in
+            let ids = (try? lookups.ids(db, type: object.name, field: field.name, equalTo: r["value"], limit: 10)) ?? []
+            if ids.count > 1 {
+                throw APIError(300, "MULTIPLE_CHOICES", ids.map { "/services/data/v\(r.version)/sobjects/\(object.name)/\($0)" }.joined(separator: ","))
+            }
+            guard let id = ids.first else { throw APIError.notFound }
+            return try existingRecord(db, object: object, id: id)
+        }
+        return .json(200, recordJSON(record, version: r.version))
+    }
+
+    /// `PATCH /sobjects/{T}/{external id field}/{value}` (or POST): created or updated;
+    /// `updateOnly=true` refuses a create.
+    func upsertRecord(_ r: RoutedRequest) throws(APIError) -> EmulatorResponse {
+        let object = try object(named: r["type"])
+        guard let body = try r.request.jsonBody().objectValue else { throw APIError.badJSON("Expected a JSON object") }
+        let result = try transaction { db throws(APIError) in
+            try upsertRecord(db, object: object, fieldName: r["field"], value: r["value"], input: body, version: r.version)
+        }
+        if r.request.query["updateOnly"] == "true" && result.created {
+            throw APIError.notFound
+        }
+        return .json(result.created ? 201 : 200, ["id": .string(result.id), "success": true, "errors": [], "created": .bool(result.created)],
+                     headers: result.created ? [("Location", "/services/data/v\(r.version)/sobjects/\(object.name)/\(result.id)")] : [])
     }
 
     /// `GET /sobjects/{T}/updated|deleted?start=…&end=…`.

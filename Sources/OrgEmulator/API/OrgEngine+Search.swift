@@ -30,7 +30,7 @@ extension OrgEngine {
             do {
                 records = try read { db in try RecordStore.fetchAll(db, type: object.name, includeDeleted: false) }
             } catch {
-                throw APIError(500, "UNKNOWN_EXCEPTION", "\(error)")
+                throw APIError.unexpected(error)
             }
             let ids = records.filter { record in search.matches(searched.compactMap { record.fields[$0.name]?.stringValue }) }.map(\.id)
             guard !ids.isEmpty else { continue }

@@ -73,7 +73,7 @@ extension OrgEngine {
         } catch is TransactionAbort {
             return .json(400, ["hasErrors": true, "results": .array(failures)])
         } catch {
-            throw APIError(500, "UNKNOWN_EXCEPTION", "\(error)")
+            throw APIError.unexpected(error)
         }
         return .json(201, ["hasErrors": false, "results": .array(results)])
     }

@@ -20,22 +20,16 @@ actor OrgEngine {
     var adminIsOpen = true
     /// The org's clock, shared with the server's channels (the `Date` header).
     nonisolated let clock: EmulatorClock
-    var faults = FaultSettings()
-    var random = SeededRandom(seed: 42)
+    /// The faults in force and their draws.
+    var faults = FaultInjector()
     var stats = RequestStats()
-    /// Valid access tokens and the username each was issued to.
-    var tokens: [String: String]
-    /// Refresh tokens issued by the refresh-capable flows.
-    var refreshTokens: [String: String] = [:]
-    var requestsSinceExpiry = 0
+    /// The access tokens issued and whose each is.
+    var sessions: SessionRegistry
     var dailyRequests = 0
-    var remainingBurst = 0
-    var cursors: [String: QueryCursor] = [:]
-    var cursorCounter: Int64 = 0
-    var bulkJobs: [String: BulkJob] = [:]
-    /// Bulk API 1.0 jobs.
-    var bulkV1Jobs: [String: BulkV1Job] = [:]
-    var jobCounter: Int64 = 0
+    /// Open query cursors (`nextRecordsUrl`).
+    var cursors = QueryCursors()
+    /// Bulk API 2.0 and 1.0 jobs.
+    var jobs = BulkJobRegistry()
     /// The open transaction of the Composite request being run, if any.
     var ambientDatabase: Database?
     /// A Composite, Graph or Tree request is running its subrequests (they cannot nest).
@@ -84,7 +78,7 @@ actor OrgEngine {
         orgId = organizationId
         developmentToken = token
         requestDeadline = .milliseconds(Int64(requestDeadlineSeconds * 1000))
-        tokens = [token: seed.users.first?.username ?? "admin@emulator.local"]
+        sessions = SessionRegistry(developmentToken: token, username: seed.users.first?.username ?? "admin@emulator.local")
     }
 
     static func randomToken() -> String {
@@ -210,23 +204,19 @@ actor OrgEngine {
     /// Back to the seed: records, no faults, stats and the daily request counter zeroed.
     func reset() throws {
         try store.queue.write { db in try Self.loadSeed(seed, orgId: orgId, db: db, now: clock.now()) }
-        faults = FaultSettings()
-        random = SeededRandom(seed: faults.seed)
+        faults = FaultInjector()
         stats = RequestStats()
         dailyRequests = 0
-        remainingBurst = 0
-        requestsSinceExpiry = 0
-        cursors = [:]
-        bulkJobs = [:]
+        sessions.restartExpiryCount()
+        cursors.removeAll()
+        jobs.removeAll()
         userIds = [:]
         releaseStalled()
     }
 
     func setFaults(_ settings: FaultSettings) {
-        faults = settings
-        random = SeededRandom(seed: settings.seed)
-        remainingBurst = 0
-        requestsSinceExpiry = 0
+        faults = FaultInjector(settings)
+        sessions.restartExpiryCount()
         releaseStalled()
     }
 
