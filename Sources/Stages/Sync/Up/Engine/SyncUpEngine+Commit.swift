@@ -10,14 +10,11 @@ extension SyncUpEngine {
     /// ``commit`` in a task of its own: once the org has answered, what it confirmed is saved
     /// even when the run is being stopped (a SIGTERM cancels the stage's task, and with it any
     /// store write it starts), so the stage reports it and the next run has nothing to adopt.
-    func commitEvenIfStopping(_ trees: [SyncUpTree], final: [RecordKey: SyncUpOutcome], kinds: [RecordKey: SyncUpOperation.Kind],
-                        sent: [RecordKey: JSONObject], removed: Set<RecordKey>, results: SyncUpSender.Results,
-                        asRead: [RecordKey: SyncUpRecord], tally: inout Tally) async throws -> PageOutcome {
+    func commitEvenIfStopping(_ trees: [SyncUpTree], _ ledger: SyncUpPageLedger, tally: inout Tally) async throws -> PageOutcome {
         let before = tally
         let (outcome, after) = try await Task { [self] in
             var saved = before
-            let outcome = try await commit(trees, final: final, kinds: kinds, sent: sent, removed: removed, results: results,
-                                           asRead: asRead, tally: &saved)
+            let outcome = try await commit(trees, ledger, tally: &saved)
             return (outcome, saved)
         }.value
         tally = after
@@ -27,13 +24,12 @@ extension SyncUpEngine {
     /// Records the org created take their server id everywhere their `local_` id was written —
     /// in the target's reference fields of any soup, beyond the page's own trees (a child in
     /// another page, a record of another object) — in the page's transaction.
-    func propagateNewIds(_ trees: [SyncUpTree], final: [RecordKey: SyncUpOutcome], asRead: [RecordKey: SyncUpRecord],
-                         into changes: inout SoupChangeSet) async throws {
+    func propagateNewIds(_ trees: [SyncUpTree], _ ledger: SyncUpPageLedger, into changes: inout SoupChangeSet) async throws {
         guard !target.references.isEmpty else { return }
         var created: [String: [String: String]] = [:]
-        for (key, outcome) in final where outcome.isSuccess {
+        for (key, outcome) in ledger.final where outcome.isSuccess {
             let record = trees[key.tree][key.child]
-            guard let original = asRead[key]?.id, SyncField.isLocalId(original), record.hasServerId, let id = record.id else { continue }
+            guard let original = ledger.asRead[key]?.id, SyncField.isLocalId(original), record.hasServerId, let id = record.id else { continue }
             created[record.soup, default: [:]][original] = id
         }
         for reference in target.references {
@@ -121,10 +117,9 @@ extension SyncUpEngine {
     /// back by the requests that wrote them, else read now. A record it created takes no date
     /// but the ``SyncField/asCreated`` mark, where ``SyncUpDateReads`` allows. `answered` is
     /// called once the read is on its way (or not needed).
-    func refreshModificationDates(_ trees: inout [SyncUpTree], final: [RecordKey: SyncUpOutcome],
-                                  kinds: [RecordKey: SyncUpOperation.Kind], readBack: [RecordKey: JSONObject],
+    func refreshModificationDates(_ trees: inout [SyncUpTree], _ ledger: SyncUpPageLedger, readBack: [RecordKey: JSONObject],
                                   answered: (@Sendable () -> Void)?, inFlight: SyncUpInFlight.Part?) async throws {
-        let wanted = applyKnownDates(&trees, final: final, kinds: kinds, readBack: readBack)
+        let wanted = applyKnownDates(&trees, ledger, readBack: readBack)
         guard !wanted.isEmpty else {
             answered?()
             return
@@ -152,12 +147,12 @@ extension SyncUpEngine {
     /// all). Returns the records whose dates are still to read, by object. Also what a page that
     /// stops keeps, so that nothing it created is saved with neither a date nor the mark.
     @discardableResult
-    func applyKnownDates(_ trees: inout [SyncUpTree], final: [RecordKey: SyncUpOutcome], kinds: [RecordKey: SyncUpOperation.Kind],
+    func applyKnownDates(_ trees: inout [SyncUpTree], _ ledger: SyncUpPageLedger,
                          readBack: [RecordKey: JSONObject]) -> [String: (field: String, keys: [RecordKey])] {
-        let withChildWrites = Set(kinds.keys.lazy.filter { $0.child != nil }.map(\.tree))
+        let withChildWrites = Set(ledger.kinds.keys.lazy.filter { $0.child != nil }.map(\.tree))
         let ownWriter = target is any SyncUpRecordWriter
         var wanted: [String: (field: String, keys: [RecordKey])] = [:]
-        for (key, outcome) in final where outcome.isSuccess {
+        for (key, outcome) in ledger.final where outcome.isSuccess {
             let record = trees[key.tree][key.child]
             guard record.hasServerId, let type = record.objectType, !record.isDirty else { continue }
             if let date = readBack[key]?[record.modificationDateField], date != .null {
@@ -165,7 +160,7 @@ extension SyncUpEngine {
                 trees[key.tree][key.child].entry[SyncField.asCreated] = nil
                 continue
             }
-            if kinds[key] == .create, !ownWriter, key.child != nil || !withChildWrites.contains(key.tree),
+            if ledger.kinds[key] == .create, !ownWriter, key.child != nil || !withChildWrites.contains(key.tree),
                SyncUpDateReads.markedAsCreated(field: record.modificationDateField) {
                 trees[key.tree][key.child].entry.markAsCreated(dateField: record.modificationDateField)
                 continue
@@ -178,80 +173,33 @@ extension SyncUpEngine {
     /// Saves the page: entries changed, entries removed, what the org confirmed, settled journal
     /// entries (only attempts whose answer was lost stay; an attempt the org refused goes even
     /// when a later attempt's answer was lost); then counts and result rows.
-    func commit(_ trees: [SyncUpTree], final: [RecordKey: SyncUpOutcome], kinds: [RecordKey: SyncUpOperation.Kind],
-                sent: [RecordKey: JSONObject], removed: Set<RecordKey>, results: SyncUpSender.Results,
-                asRead: [RecordKey: SyncUpRecord], tally: inout Tally) async throws -> PageOutcome {
-        var changes = SoupChangeSet()
+    func commit(_ trees: [SyncUpTree], _ ledger: SyncUpPageLedger, tally: inout Tally) async throws -> PageOutcome {
+        var changes = Self.changeSet(trees, ledger)
         var page = PageOutcome()
-        let touched = Set(final.keys.map(\.tree))
-        for index in touched.sorted() {
-            for (child, record) in trees[index].positionedRecords {
-                let key = RecordKey(tree: index, child: child)
-                if removed.contains(key) {
-                    changes.delete(record.entryId, from: record.soup)
-                } else {
-                    let read = asRead[key].flatMap { $0.soup == record.soup && $0.entryId == record.entryId ? $0.entry : nil }
-                    changes.save(record.entry, in: record.soup, confirmed: !record.isDirty, replacing: read)
-                }
-            }
-        }
-        for (key, ids) in results.journalIds where final[key]?.isSettled == true {
-            changes.settledJournalIds.append(contentsOf: ids)
-        }
-        changes.settledJournalIds.append(contentsOf: Set(results.refusedJournalIds).subtracting(changes.settledJournalIds))
         // The store writes the page while its counts and result rows are worked out; they are
         // recorded once the write has committed.
         var writing: PendingWrite<AppliedChanges>?
         if !settings.dryRun {
-            try await propagateNewIds(trees, final: final, asRead: asRead, into: &changes)
+            try await propagateNewIds(trees, ledger, into: &changes)
             writing = store.startApply(try await store.prepare(changes))
         }
         var unsettled = Set<Int>()
         var rows: [SyncUpResultFiles.Row] = []
         var counted: [(key: SyncUpJournalReconciler.EntryKey, count: String, object: String)] = []
         var uncertain: [(key: SyncUpJournalReconciler.EntryKey, row: SyncUpResultFiles.Row)] = []
-        for (key, outcome) in final.sorted(by: { ($0.key.tree, $0.key.child ?? -1) < ($1.key.tree, $1.key.child ?? -1) }) {
+        for (key, outcome) in ledger.final.sorted(by: { ($0.key.tree, $0.key.child ?? -1) < ($1.key.tree, $1.key.child ?? -1) }) {
             let record = trees[key.tree][key.child]
-            let object = record.objectType ?? "unknown"
-            let kind = kinds[key]
-            let operation = kind?.rawValue ?? "delete"
-            let countKey: String
-            let fileKind: SyncUpResultFiles.Kind
-            var action = operation == "upsert" ? "create" : operation
-            switch outcome {
-            case .matched:
-                // A match for a record an earlier attempt may have applied may be that attempt's
-                // own create: counted created, so no record is counted twice.
-                countKey = results.mayHaveBeenApplied.contains(key) ? StageCounts.created : StageCounts.updated
-                fileKind = settings.dryRun ? .plan : .success
-            case .succeeded, .discarded, .planned:
-                countKey = kind == .create || kind == .upsert ? StageCounts.created : kind == .update ? StageCounts.updated : StageCounts.deleted
-                fileKind = settings.dryRun ? .plan : .success
-            case .failed(let error):
-                countKey = error.code == "CONFLICT" ? StageCounts.conflicts : settings.dryRun ? StageCounts.rejected : StageCounts.failed
-                fileKind = settings.dryRun ? .plan : .error
-                if settings.dryRun { action = error.code == "CONFLICT" ? "conflict" : "reject" }
-            case .uncertain, .unresolved:
-                countKey = StageCounts.uncertain
-                fileKind = .error
-            case .notSent:
+            guard let (countKey, row) = resultRow(key, outcome, record: record, ledger) else {
                 unsettled.insert(key.tree)
                 continue
             }
-            let error = outcome.error
-            let localId = asRead[key]?.id
-            let row = SyncUpResultFiles.Row(
-                kind: fileKind, object: object, operation: settings.dryRun ? action : operation, entryId: record.entryId,
-                localId: localId.flatMap { SyncField.isLocalId($0) ? $0 : nil }, id: record.hasServerId ? record.id : nil,
-                errorCode: error?.code ?? (outcome.isUncertain ? "UNCERTAIN" : outcome.uncertainMessage != nil ? "UNRESOLVED_REFERENCE" : nil),
-                errorMessage: error?.message ?? outcome.uncertainMessage, fields: sent[key] ?? JSONObject(), soup: record.soup)
             let entryKey = SyncUpJournalReconciler.EntryKey(soup: record.soup, id: record.entryId)
             if countKey == StageCounts.uncertain {
                 unsettled.insert(key.tree)
                 page.sawUncertain = true
                 uncertain.append((entryKey, row))
             } else {
-                counted.append((entryKey, countKey, object))
+                counted.append((entryKey, countKey, row.object))
                 rows.append(row)
             }
         }
@@ -264,5 +212,65 @@ extension SyncUpEngine {
         }
         try await files.add(rows)
         return page
+    }
+
+    /// The page's store changes: the entries of every tree with an outcome saved (or removed),
+    /// and the journal entries its outcomes settle.
+    static func changeSet(_ trees: [SyncUpTree], _ ledger: SyncUpPageLedger) -> SoupChangeSet {
+        var changes = SoupChangeSet()
+        let touched = Set(ledger.final.keys.map(\.tree))
+        for index in touched.sorted() {
+            for (child, record) in trees[index].positionedRecords {
+                let key = RecordKey(tree: index, child: child)
+                if ledger.removed.contains(key) {
+                    changes.delete(record.entryId, from: record.soup)
+                } else {
+                    let read = ledger.asRead[key].flatMap { $0.soup == record.soup && $0.entryId == record.entryId ? $0.entry : nil }
+                    changes.save(record.entry, in: record.soup, confirmed: !record.isDirty, replacing: read)
+                }
+            }
+        }
+        for (key, ids) in ledger.results.journalIds where ledger.final[key]?.isSettled == true {
+            changes.settledJournalIds.append(contentsOf: ids)
+        }
+        changes.settledJournalIds.append(contentsOf: Set(ledger.results.refusedJournalIds).subtracting(changes.settledJournalIds))
+        return changes
+    }
+
+    /// What a record's outcome counts as and its result row; `nil` for a record not sent.
+    func resultRow(_ key: RecordKey, _ outcome: SyncUpOutcome, record: SyncUpRecord,
+                   _ ledger: SyncUpPageLedger) -> (count: String, row: SyncUpResultFiles.Row)? {
+        let kind = ledger.kinds[key]
+        let operation = kind?.rawValue ?? "delete"
+        let countKey: String
+        let fileKind: SyncUpResultFiles.Kind
+        var action = operation == "upsert" ? "create" : operation
+        switch outcome {
+        case .matched:
+            // A match for a record an earlier attempt may have applied may be that attempt's
+            // own create: counted created, so no record is counted twice.
+            countKey = ledger.results.mayHaveBeenApplied.contains(key) ? StageCounts.created : StageCounts.updated
+            fileKind = settings.dryRun ? .plan : .success
+        case .succeeded, .discarded, .planned:
+            countKey = kind == .create || kind == .upsert ? StageCounts.created : kind == .update ? StageCounts.updated : StageCounts.deleted
+            fileKind = settings.dryRun ? .plan : .success
+        case .failed(let error):
+            countKey = error.code == "CONFLICT" ? StageCounts.conflicts : settings.dryRun ? StageCounts.rejected : StageCounts.failed
+            fileKind = settings.dryRun ? .plan : .error
+            if settings.dryRun { action = error.code == "CONFLICT" ? "conflict" : "reject" }
+        case .uncertain, .unresolved:
+            countKey = StageCounts.uncertain
+            fileKind = .error
+        case .notSent:
+            return nil
+        }
+        let error = outcome.error
+        let localId = ledger.asRead[key]?.id
+        let row = SyncUpResultFiles.Row(
+            kind: fileKind, object: record.objectType ?? "unknown", operation: settings.dryRun ? action : operation, entryId: record.entryId,
+            localId: localId.flatMap { SyncField.isLocalId($0) ? $0 : nil }, id: record.hasServerId ? record.id : nil,
+            errorCode: error?.code ?? (outcome.isUncertain ? "UNCERTAIN" : outcome.uncertainMessage != nil ? "UNRESOLVED_REFERENCE" : nil),
+            errorMessage: error?.message ?? outcome.uncertainMessage, fields: ledger.sent[key] ?? JSONObject(), soup: record.soup)
+        return (countKey, row)
     }
 }

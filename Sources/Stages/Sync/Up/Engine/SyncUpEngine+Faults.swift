@@ -42,15 +42,14 @@ extension SyncUpEngine {
     /// changes. They are not saved (the rest of the page is); they are uncertain for this run and
     /// the journal settles them before anything is sent again (creates found in the org, updates
     /// confirmed with the org's dates).
-    func holdUnsaved(_ keys: [RecordKey], asRead: [RecordKey: SyncUpRecord], kinds: [RecordKey: SyncUpOperation.Kind],
-                     sent: [RecordKey: JSONObject], because noAnswer: OrgClientError, tally: inout Tally) {
+    func holdUnsaved(_ keys: [RecordKey], _ ledger: SyncUpPageLedger, because noAnswer: OrgClientError, tally: inout Tally) {
         for key in keys {
-            guard let record = asRead[key] else { continue }
+            guard let record = ledger.asRead[key] else { continue }
             tally.pending[SyncUpJournalReconciler.EntryKey(soup: record.soup, id: record.entryId)] = SyncUpResultFiles.Row(
-                kind: .error, object: record.objectType ?? "unknown", operation: kinds[key]?.rawValue ?? "delete", entryId: record.entryId,
+                kind: .error, object: record.objectType ?? "unknown", operation: ledger.kinds[key]?.rawValue ?? "delete", entryId: record.entryId,
                 localId: record.id.flatMap { SyncField.isLocalId($0) ? $0 : nil }, id: record.hasServerId ? record.id : nil,
                 errorCode: "UNCERTAIN", errorMessage: "sent, but the org's new modification dates could not be read (\(noAnswer)); settled from the journal before anything is sent again",
-                fields: sent[key] ?? JSONObject(), soup: record.soup)
+                fields: ledger.sent[key] ?? JSONObject(), soup: record.soup)
         }
         logger.warning("sync up \(settings.syncName): the new modification dates of \(keys.count) record(s) got no answer (\(noAnswer)); they are settled from the journal")
     }

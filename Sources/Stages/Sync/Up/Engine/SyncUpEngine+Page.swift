@@ -35,21 +35,7 @@ extension SyncUpEngine {
                   sentBefore: [SyncUpJournalReconciler.EntryKey: SentWrite] = [:], conflictsBefore: [Int64: SyncUpError]? = nil,
                   beforeSending: (@Sendable () async throws -> Void)? = nil,
                   answered: (@Sendable () -> Void)? = nil, inFlight: SyncUpInFlight.Part? = nil) async throws -> PageOutcome {
-        var final: [RecordKey: SyncUpOutcome] = [:]
-        var kinds: [RecordKey: SyncUpOperation.Kind] = [:]
-        var sent: [RecordKey: JSONObject] = [:]
-        var removed = Set<RecordKey>()
-        var results = SyncUpSender.Results()
-        // The records as read: their ids before the org gave any, and the entries the save replaces.
-        var asRead: [RecordKey: SyncUpRecord] = [:]
-        for (index, tree) in trees.enumerated() {
-            for (child, record) in tree.positionedRecords {
-                let key = RecordKey(tree: index, child: child)
-                asRead[key] = record
-                // An earlier run gave up on it after a lost answer: the org may have applied it.
-                if record.lastErrorCode == SyncUpError.answerLost { results.mayHaveBeenApplied.insert(key) }
-            }
-        }
+        var ledger = SyncUpPageLedger(trees)
         let conflicts: [Int: SyncUpError]
         if let conflictsBefore {
             conflicts = Dictionary(uniqueKeysWithValues: trees.indices.compactMap { index in
@@ -61,121 +47,140 @@ extension SyncUpEngine {
         for (index, error) in conflicts {
             for (child, record) in trees[index].positionedRecords where record.isDirty {
                 let key = RecordKey(tree: index, child: child)
-                final[key] = .failed(error)
+                ledger.final[key] = .failed(error)
                 trees[index][key.child].entry[SyncField.lastError] = .string(JSONValue.object(error.json).jsonString)
             }
         }
         let applier = SyncUpResultApplier(mergeMode: settings.mergeMode)
-        let planner = SyncUpPlanner()
         var pending = Set(trees.indices).subtracting(conflicts.keys)
         // Trees written again after their first request (children after their parent's id, a
         // later pass): a date read back by an earlier request may be stale, so theirs are read after.
         var writtenAgain = Set<Int>()
         let readBack = SyncUpDateReads(fields: readsBack(transport) ? Self.dateFields(trees) : [:])
-        /// The dates read back by the requests that wrote them, but for trees written again since.
-        func freshReadBack() -> [RecordKey: JSONObject] {
-            writtenAgain.isEmpty ? results.readBack : results.readBack.filter { !writtenAgain.contains($0.key.tree) }
-        }
         // A record deleted on the server is re-created in a later pass; a re-created parent can
         // reveal a child deleted on the server too, hence up to two extra passes for those. A
         // record refused for a passing reason goes again in up to `recordRetries` more.
         let passes = 1 + max(2, settings.recordRetries)
         for pass in 0..<passes {
-            var operations: [[SyncUpOperation]] = []
-            var outcomes: [RecordKey: SyncUpOutcome] = [:]
-            let plans = pending.sorted().map { index in planner.plan(&trees[index], index: index) }
-            // A dry run reads the parent keys of the whole page at once.
-            if pass == 0, let validator { await validator.readParentKeys(plans.flatMap(\.operations)) }
-            for plan in plans {
-                var treeOperations: [SyncUpOperation] = []
-                for operation in plan.operations {
-                    kinds[operation.key] = operation.kind
-                    sent[operation.key] = operation.fields
-                    if pass == 0, let write = sentBefore[SyncUpJournalReconciler.EntryKey(soup: operation.soup, id: operation.entryId)] {
-                        let outcome = write.outcome(operation)
-                        outcomes[operation.key] = outcome
-                        results.journalIds[operation.key, default: []].append(write.journalId)
-                        if let error = outcome.error, error.code != SyncUpError.answerLost { results.refusedJournalIds.append(write.journalId) }
-                    } else if let problem = await validator?.problem(operation) {
-                        outcomes[operation.key] = .failed(problem)
-                    } else {
-                        treeOperations.append(operation)
-                    }
-                }
-                for (key, outcome) in plan.settled {
-                    outcomes[key] = outcome
-                    if case .discarded = outcome { kinds[key] = nil }
-                }
-                operations.append(treeOperations)
-            }
+            let (operations, outcomes) = await plan(&trees, pending, pass: pass, sentBefore: sentBefore, into: &ledger)
             if settings.dryRun {
-                for operation in operations.joined() where outcomes[operation.key] == nil { outcomes[operation.key] = .planned }
-                final.merge(outcomes) { $1 }
+                for operation in operations.joined() where outcomes[operation.key] == nil { ledger.final[operation.key] = .planned }
+                ledger.final.merge(outcomes) { $1 }
                 break
             }
             let sender = SyncUpSender(client: client, store: store, syncName: settings.syncName, maxInFlight: settings.maxInFlight,
                                       writer: target as? any SyncUpRecordWriter, checkBudget: budgetCheck,
                                       readBack: readBack, inFlight: inFlight, breaker: breaker)
-            results.outcomes = outcomes
+            ledger.results.outcomes = outcomes
             let phases = SyncUpPacker(transport: transport, readBack: readBack).phases(operations)
             if pass > 0 { writtenAgain.formUnion(pending) }
             for phase in phases.dropFirst() { writtenAgain.formUnion(phase.lazy.flatMap(\.operations).map(\.key.tree)) }
             if pass == 0, let beforeSending { try await beforeSending() }
             do {
-                try await sender.send(phases, into: &results)
+                try await sender.send(phases, into: &ledger.results)
             } catch {
                 // Save what the org confirmed before stopping, with the dates known without a request.
-                _ = applier.apply(results.outcomes, kinds: kinds, to: &trees, removed: &removed, final: &final, allowRerun: false)
+                _ = applier.apply(ledger.results.outcomes, kinds: ledger.kinds, to: &trees, removed: &ledger.removed, final: &ledger.final,
+                                  allowRerun: false)
                 if settings.mergeMode == .leaveIfChanged && !settings.dryRun {
-                    applyKnownDates(&trees, final: final, kinds: kinds, readBack: freshReadBack())
+                    applyKnownDates(&trees, ledger, readBack: ledger.freshReadBack(except: writtenAgain))
                 }
-                _ = try await commitEvenIfStopping(trees, final: final, kinds: kinds, sent: sent, removed: removed, results: results,
-                                             asRead: asRead, tally: &tally)
+                _ = try await commitEvenIfStopping(trees, ledger, tally: &tally)
                 throw error
             }
-            var passResult = applier.apply(results.outcomes, kinds: kinds, to: &trees, removed: &removed, final: &final, allowRerun: pass < 2)
-            // Row locks and busy answers applied nothing: those trees go again after a pause, up to
-            // `recordRetries` times; children only waiting for a parent's id go again as passes allow.
-            passResult.rerun.formUnion(final.compactMap { key, outcome in
-                guard let error = outcome.error, error.isTransient else { return nil }
-                return (error.code == SyncUpError.siblingParentFailed ? pass < 2 : pass < settings.recordRetries) ? key.tree : nil
-            })
-            // A tree with an uncertain record is never sent again in this page: the journal settles it.
-            let uncertainTrees = Set(final.compactMap { key, outcome in outcome.isSettled ? nil : key.tree })
-            passResult.rerun.subtract(uncertainTrees)
-            guard pass < passes - 1, !passResult.rerun.isEmpty else { break }
+            let passResult = applier.apply(ledger.results.outcomes, kinds: ledger.kinds, to: &trees, removed: &ledger.removed,
+                                           final: &ledger.final, allowRerun: pass < 2)
+            let rerun = treesToRerun(passResult, ledger, pass: pass)
+            guard pass < passes - 1, !rerun.isEmpty else { break }
             // A busy org is given a moment; children only waiting for their parent's id go at once.
-            let busy = Set(final.compactMap { key, outcome in
+            let busy = Set(ledger.final.compactMap { key, outcome in
                 outcome.error.map { $0.isTransient && $0.code != SyncUpError.siblingParentFailed } == true ? key.tree : nil
             })
-            if !busy.isDisjoint(with: passResult.rerun) { try await Task.sleep(for: Self.retryPause(afterPass: pass)) }
+            if !busy.isDisjoint(with: rerun) { try await Task.sleep(for: Self.retryPause(afterPass: pass)) }
             do {
                 try await recreateMissingParents(&trees, among: passResult.parentsToCheck, applier: applier, inFlight: inFlight)
             } catch where SyncUpBreaker.isNoAnswer(error) != nil {
                 // Whether those parents are gone is unknown: the children go again under them, and
                 // a refusal for a missing parent re-creates it then.
             }
-            pending = passResult.rerun
+            pending = rerun
         }
-        if settings.mergeMode == .leaveIfChanged && !settings.dryRun {
-            do {
-                try await refreshModificationDates(&trees, final: final, kinds: kinds, readBack: freshReadBack(), answered: answered, inFlight: inFlight)
-            } catch {
-                guard let noAnswer = SyncUpBreaker.isNoAnswer(error) else { throw error }
-                // Trees with a write the org applied wait, unsaved, for the journal; the rest is saved.
-                let held = Set(final.compactMap { $0.value.isSuccess ? $0.key.tree : nil })
-                var outcome = try await commitEvenIfStopping(trees, final: final.filter { !held.contains($0.key.tree) }, kinds: kinds, sent: sent,
-                                                             removed: removed, results: results, asRead: asRead, tally: &tally)
-                holdUnsaved(final.keys.filter { held.contains($0.tree) }, asRead: asRead, kinds: kinds, sent: sent, because: noAnswer, tally: &tally)
-                outcome.settledRoots.subtract(held.map { trees[$0].parent.entryId })
-                outcome.sawUncertain = true
-                if let tripped = breaker.tripped { throw tripped }
-                return outcome
+        return try await finishPage(&trees, ledger, readBack: ledger.freshReadBack(except: writtenAgain), answered: answered,
+                                    inFlight: inFlight, tally: &tally)
+    }
+
+    /// One pass's operations, by tree, for the `pending` trees — each record's planned kind and
+    /// fields in the ledger — and the outcomes known without sending: a write a Bulk job already
+    /// carried (`sentBefore`, first pass), a record the dry run's validator refuses, one the
+    /// planner settles (discarded, unresolved).
+    func plan(_ trees: inout [SyncUpTree], _ pending: Set<Int>, pass: Int, sentBefore: [SyncUpJournalReconciler.EntryKey: SentWrite],
+              into ledger: inout SyncUpPageLedger) async -> (operations: [[SyncUpOperation]], outcomes: [RecordKey: SyncUpOutcome]) {
+        let planner = SyncUpPlanner()
+        var operations: [[SyncUpOperation]] = []
+        var outcomes: [RecordKey: SyncUpOutcome] = [:]
+        let plans = pending.sorted().map { index in planner.plan(&trees[index], index: index) }
+        // A dry run reads the parent keys of the whole page at once.
+        if pass == 0, let validator { await validator.readParentKeys(plans.flatMap(\.operations)) }
+        for plan in plans {
+            var treeOperations: [SyncUpOperation] = []
+            for operation in plan.operations {
+                ledger.kinds[operation.key] = operation.kind
+                ledger.sent[operation.key] = operation.fields
+                if pass == 0, let write = sentBefore[SyncUpJournalReconciler.EntryKey(soup: operation.soup, id: operation.entryId)] {
+                    let outcome = write.outcome(operation)
+                    outcomes[operation.key] = outcome
+                    ledger.results.journalIds[operation.key, default: []].append(write.journalId)
+                    if let error = outcome.error, error.code != SyncUpError.answerLost { ledger.results.refusedJournalIds.append(write.journalId) }
+                } else if let problem = await validator?.problem(operation) {
+                    outcomes[operation.key] = .failed(problem)
+                } else {
+                    treeOperations.append(operation)
+                }
             }
-        } else {
-            answered?()
+            for (key, outcome) in plan.settled {
+                outcomes[key] = outcome
+                if case .discarded = outcome { ledger.kinds[key] = nil }
+            }
+            operations.append(treeOperations)
         }
-        return try await commitEvenIfStopping(trees, final: final, kinds: kinds, sent: sent, removed: removed, results: results,
-                                        asRead: asRead, tally: &tally)
+        return (operations, outcomes)
+    }
+
+    /// The trees to send again after `pass`: those the applier asks for, and those refused for
+    /// a passing reason (row locks, a busy org: up to `recordRetries` times; children only
+    /// waiting for a parent's id as passes allow) — never a tree with an uncertain record, which
+    /// the journal settles.
+    func treesToRerun(_ passResult: SyncUpResultApplier.PassResult, _ ledger: SyncUpPageLedger, pass: Int) -> Set<Int> {
+        var rerun = passResult.rerun
+        rerun.formUnion(ledger.final.compactMap { key, outcome in
+            guard let error = outcome.error, error.isTransient else { return nil }
+            return (error.code == SyncUpError.siblingParentFailed ? pass < 2 : pass < settings.recordRetries) ? key.tree : nil
+        })
+        rerun.subtract(ledger.final.compactMap { key, outcome in outcome.isSettled ? nil : key.tree })
+        return rerun
+    }
+
+    /// Under LEAVE_IF_CHANGED the new modification dates are taken in, then the page is saved.
+    /// When the dates get no answer, the trees with a write the org applied wait, unsaved, for
+    /// the journal, and the rest is saved.
+    func finishPage(_ trees: inout [SyncUpTree], _ ledger: SyncUpPageLedger, readBack: [RecordKey: JSONObject],
+                    answered: (@Sendable () -> Void)?, inFlight: SyncUpInFlight.Part?, tally: inout Tally) async throws -> PageOutcome {
+        guard settings.mergeMode == .leaveIfChanged && !settings.dryRun else {
+            answered?()
+            return try await commitEvenIfStopping(trees, ledger, tally: &tally)
+        }
+        do {
+            try await refreshModificationDates(&trees, ledger, readBack: readBack, answered: answered, inFlight: inFlight)
+        } catch {
+            guard let noAnswer = SyncUpBreaker.isNoAnswer(error) else { throw error }
+            let held = Set(ledger.final.compactMap { $0.value.isSuccess ? $0.key.tree : nil })
+            var outcome = try await commitEvenIfStopping(trees, ledger.keepingTrees { !held.contains($0) }, tally: &tally)
+            holdUnsaved(ledger.final.keys.filter { held.contains($0.tree) }, ledger, because: noAnswer, tally: &tally)
+            outcome.settledRoots.subtract(held.map { trees[$0].parent.entryId })
+            outcome.sawUncertain = true
+            if let tripped = breaker.tripped { throw tripped }
+            return outcome
+        }
+        return try await commitEvenIfStopping(trees, ledger, tally: &tally)
     }
 }
