@@ -33,32 +33,8 @@ extension SoupStore {
         let fieldValues: [JSONValue?] = [nil] + patch.fields.map(\.value) + [.integer(now)]
         var values: [[UInt8]?] = fieldValues.map { value in value.map { Array($0.jsonString.utf8) } }
         values[ownValue] = []
-        let reserved: Set<String> = [SyncField.soupEntryId, SyncField.soupLastModifiedDate, SyncField.soupCreatedDate, SyncField.syncId]
-        guard Set(names).count == names.count, names.dropLast().allSatisfy({ !reserved.contains($0) && Self.isPlainName($0) }) else {
-            throw PatchRefused()
-        }
-        // `_local` is `__local__`'s: an operation flag set true needs it set true too (as
-        // `normalizeSyncFlags` would), and any flag patched needs it patched.
-        let local = names.firstIndex(of: SyncField.local)
-        for (position, name) in names.enumerated() where SyncField.flags.contains(name) && name != SyncField.local {
-            guard let local, position != ownValue, local != ownValue else { throw PatchRefused() }
-            if fieldValues[position]?.isTruthy == true && fieldValues[local]?.isTruthy != true { throw PatchRefused() }
-        }
-        // The columns that change: `_local` with `__local__`, and the index column of each patched field.
-        var columns: [(name: String, field: Int, type: IndexType?)] = []
-        if let local { columns.append(("_local", local, nil)) }
-        var filters: [(filter: SoupValueFilter, field: Int, type: IndexType)] = []
-        let tracked = valueFilters(for: table)
-        var valueIndex = 0
-        for (index, column) in zip(table.spec.indexes, table.columns) {
-            defer { if column != nil { valueIndex += 1 } }
-            let head = String(index.path.prefix { $0 != "." })
-            guard let field = names.firstIndex(of: head) else { continue }
-            if head != index.path || index.type == .fullText || head == SyncField.soupLastModifiedDate { throw PatchRefused() }
-            guard let column else { continue }
-            columns.append((column, field, index.type))
-            for (filter, position) in tracked where position == valueIndex { filters.append((filter, field, index.type)) }
-        }
+        let local = try Self.checkNames(names, values: fieldValues, ownValue: ownValue)
+        let (columns, filters) = try changedColumns(table, names: names, local: local)
         let select = try RawStatement(db, sql: "SELECT soup FROM \(table.tableName) WHERE id = ? AND lastModified = ?")
         let set = ["soup", "lastModified"] + columns.map(\.name) + (patch.confirming ? ["_confirmed"] : [])
         let update = try RawStatement(db, sql: "UPDATE \(table.tableName) SET \(set.map { "\($0) = ?" }.joined(separator: ", ")) WHERE id = ?")
@@ -111,6 +87,44 @@ extension SoupStore {
         for filter in full { try filter.rebuild(db) }
         try Self.removeFromJournal(ids: patch.settledJournalIds, db)
         return read
+    }
+
+    /// Refuses a patch that names a member twice, a reserved or dotted member, or a sync flag
+    /// without `__local__` beside it (`_local` is `__local__`'s: an operation flag set true needs
+    /// it set true too, as `normalizeSyncFlags` would). Returns where `__local__` is, if named.
+    private static func checkNames(_ names: [String], values: [JSONValue?], ownValue: Int) throws -> Int? {
+        let reserved: Set<String> = [SyncField.soupEntryId, SyncField.soupLastModifiedDate, SyncField.soupCreatedDate, SyncField.syncId]
+        guard Set(names).count == names.count, names.dropLast().allSatisfy({ !reserved.contains($0) && isPlainName($0) }) else {
+            throw PatchRefused()
+        }
+        let local = names.firstIndex(of: SyncField.local)
+        for (position, name) in names.enumerated() where SyncField.flags.contains(name) && name != SyncField.local {
+            guard let local, position != ownValue, local != ownValue else { throw PatchRefused() }
+            if values[position]?.isTruthy == true && values[local]?.isTruthy != true { throw PatchRefused() }
+        }
+        return local
+    }
+
+    /// The columns a patch of `names` changes — `_local` with `__local__`, and the index column of
+    /// each patched field — and the value filters those columns feed. A patched field under a
+    /// nested or full-text index, or the store's own date, is refused.
+    private func changedColumns(_ table: SoupTable, names: [String], local: Int?) throws
+        -> (columns: [(name: String, field: Int, type: IndexType?)], filters: [(filter: SoupValueFilter, field: Int, type: IndexType)]) {
+        var columns: [(name: String, field: Int, type: IndexType?)] = []
+        if let local { columns.append(("_local", local, nil)) }
+        var filters: [(filter: SoupValueFilter, field: Int, type: IndexType)] = []
+        let tracked = valueFilters(for: table)
+        var valueIndex = 0
+        for (index, column) in zip(table.spec.indexes, table.columns) {
+            defer { if column != nil { valueIndex += 1 } }
+            let head = String(index.path.prefix { $0 != "." })
+            guard let field = names.firstIndex(of: head) else { continue }
+            if head != index.path || index.type == .fullText || head == SyncField.soupLastModifiedDate { throw PatchRefused() }
+            guard let column else { continue }
+            columns.append((column, field, index.type))
+            for (filter, position) in tracked where position == valueIndex { filters.append((filter, field, index.type)) }
+        }
+        return (columns, filters)
     }
 
     /// The arrays ``rewrite(_:names:values:reading:into:confirming:confirmed:scratch:)`` fills

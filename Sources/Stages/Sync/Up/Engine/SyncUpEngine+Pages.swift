@@ -170,23 +170,7 @@ extension SyncUpEngine {
                 next?.finish()
                 seat?.passTurn()
             }
-            var leave: (@Sendable () async throws -> Void)?
-            if part > 0, !signals.isEmpty {
-                let before = signals[part - 1].stream
-                leave = {
-                    var leaves = false
-                    for await _ in before { leaves = true }
-                    guard !Task.isCancelled else { throw PartHeld.cancelled }
-                    guard leaves else { throw PartHeld.stopped }
-                }
-            }
-            var answered: (@Sendable () -> Void)?
-            if let next {
-                answered = {
-                    next.yield()
-                    next.finish()
-                }
-            }
+            let (leave, answered) = Self.turns(of: part, signals)
             do {
                 let outcome = try await syncPage(&partTrees, transport: transport, tally: &tally, conflictsBefore: conflicts,
                                                  beforeSending: leave, answered: answered, inFlight: seat)
@@ -220,5 +204,31 @@ extension SyncUpEngine {
         }
         if run.error == nil { run.outcome = outcome }
         return run
+    }
+
+    /// A part's turn when parts leave in turn (`signals`, one a cut): it leaves once the part
+    /// before it signals — held (``PartHeld``) when that part stopped without signalling or the
+    /// run is cancelled — and signals the part after it once its own writes are answered.
+    static func turns(of part: Int, _ signals: [(stream: AsyncStream<Void>, continuation: AsyncStream<Void>.Continuation)])
+        -> (leave: (@Sendable () async throws -> Void)?, answered: (@Sendable () -> Void)?) {
+        var leave: (@Sendable () async throws -> Void)?
+        if part > 0, !signals.isEmpty {
+            let before = signals[part - 1].stream
+            leave = {
+                var leaves = false
+                for await _ in before { leaves = true }
+                guard !Task.isCancelled else { throw PartHeld.cancelled }
+                guard leaves else { throw PartHeld.stopped }
+            }
+        }
+        var answered: (@Sendable () -> Void)?
+        if part < signals.count {
+            let next = signals[part].continuation
+            answered = {
+                next.yield()
+                next.finish()
+            }
+        }
+        return (leave, answered)
     }
 }

@@ -63,31 +63,7 @@ actor SyncUpRecordValidator {
                 return SyncUpError(status: 400, code: "UNRESOLVED_REFERENCE",
                                    message: "\(name) refers to \(text), a local record that is not part of this sync up", fields: [name])
             }
-            if let length = field["length"]?.integerValue, length > 0, text.count > length {
-                return SyncUpError(status: 400, code: "STRING_TOO_LONG",
-                                   message: "\(field["label"]?.stringValue ?? name): data value too large: \(text.count) characters, the limit is \(length)",
-                                   fields: [name])
-            }
-            let type = field["type"]?.stringValue ?? ""
-            let label = field["label"]?.stringValue ?? name
-            if ["int", "double", "currency", "percent"].contains(type), !text.isEmpty,
-               Double(text.trimmingCharacters(in: .whitespaces)) == nil {
-                return SyncUpError(status: 400, code: "INVALID_TYPE_ON_FIELD_IN_RECORD", message: "\(label): value not of required type: \(text)", fields: [name])
-            }
-            if type == "date", !text.isEmpty, SOQLDate(parsing: String(text.prefix(10))) == nil {
-                return SyncUpError(status: 400, code: "INVALID_TYPE_ON_FIELD_IN_RECORD", message: "\(label): value not of required type: \(text)", fields: [name])
-            }
-            // An address an org takes has one @, no spaces, and a dot in its domain.
-            if type == "email", !text.isEmpty, text.range(of: #"^[^@\s]+@[^@\s]+\.[^@\s]+$"#, options: .regularExpression) == nil {
-                return SyncUpError(status: 400, code: "INVALID_EMAIL_ADDRESS", message: "\(label): invalid email address: \(text)", fields: [name])
-            }
-            if field["type"]?.stringValue == "picklist", field["restrictedPicklist"]?.boolValue == true {
-                let allowed = (field["picklistValues"]?.arrayValue ?? []).compactMap { $0["value"]?.stringValue }
-                if !allowed.contains(text) {
-                    return SyncUpError(status: 400, code: "INVALID_OR_NULL_FOR_RESTRICTED_PICKLIST",
-                                       message: "\(field["label"]?.stringValue ?? name): bad value for restricted picklist field: \(text)", fields: [name])
-                }
-            }
+            if let problem = Self.valueProblem(text, of: field, named: name) { return problem }
         }
         if isCreate {
             let linked = operation.parentLink.map { [$0.field.lowercased()] } ?? []
@@ -106,6 +82,37 @@ actor SyncUpRecordValidator {
             // A record planned by its external id may be named as a parent by that key.
             if let field = operation.externalIdField, let value = operation.externalIdValue {
                 attempts.plan(parentKey: Self.parentKey(ParentReference(parent: operation.objectType, field: field, key: value)))
+            }
+        }
+        return nil
+    }
+
+    /// Why the org would refuse `text` in `field` (`name` as sent): too long, not a number or a
+    /// date, not an email address, not a value of a restricted picklist; `nil` when it fits.
+    static func valueProblem(_ text: String, of field: JSONObject, named name: String) -> SyncUpError? {
+        if let length = field["length"]?.integerValue, length > 0, text.count > length {
+            return SyncUpError(status: 400, code: "STRING_TOO_LONG",
+                               message: "\(field["label"]?.stringValue ?? name): data value too large: \(text.count) characters, the limit is \(length)",
+                               fields: [name])
+        }
+        let type = field["type"]?.stringValue ?? ""
+        let label = field["label"]?.stringValue ?? name
+        if ["int", "double", "currency", "percent"].contains(type), !text.isEmpty,
+           Double(text.trimmingCharacters(in: .whitespaces)) == nil {
+            return SyncUpError(status: 400, code: "INVALID_TYPE_ON_FIELD_IN_RECORD", message: "\(label): value not of required type: \(text)", fields: [name])
+        }
+        if type == "date", !text.isEmpty, SOQLDate(parsing: String(text.prefix(10))) == nil {
+            return SyncUpError(status: 400, code: "INVALID_TYPE_ON_FIELD_IN_RECORD", message: "\(label): value not of required type: \(text)", fields: [name])
+        }
+        // An address an org takes has one @, no spaces, and a dot in its domain.
+        if type == "email", !text.isEmpty, text.range(of: #"^[^@\s]+@[^@\s]+\.[^@\s]+$"#, options: .regularExpression) == nil {
+            return SyncUpError(status: 400, code: "INVALID_EMAIL_ADDRESS", message: "\(label): invalid email address: \(text)", fields: [name])
+        }
+        if field["type"]?.stringValue == "picklist", field["restrictedPicklist"]?.boolValue == true {
+            let allowed = (field["picklistValues"]?.arrayValue ?? []).compactMap { $0["value"]?.stringValue }
+            if !allowed.contains(text) {
+                return SyncUpError(status: 400, code: "INVALID_OR_NULL_FOR_RESTRICTED_PICKLIST",
+                                   message: "\(field["label"]?.stringValue ?? name): bad value for restricted picklist field: \(text)", fields: [name])
             }
         }
         return nil
