@@ -76,10 +76,10 @@ final class SyncHarness: Sendable {
              answersOf wrap: @escaping @Sendable (SalesforceClient) -> any OrgClient = { $0 }) async throws -> RunOutcome {
         let connector: OrgConnector = { configuration in
             guard case .remote(let settings) = configuration else { throw StageFailure(.failed, "expected a remote org") }
-            return wrap(try SalesforceClient(settings: OrgConnectionSettings(
-                instanceURL: settings.instanceUrl, loginURL: settings.loginUrl ?? settings.instanceUrl ?? "", timeoutSeconds: settings.timeoutSeconds ?? 120,
-                requestDeadlineSeconds: settings.requestDeadlineSeconds ?? 600, auth: settings.auth,
-                retry: RetryPolicy(maxAttempts: 5, baseDelaySeconds: 0.05, maxDelaySeconds: 0.5)), clock: self.org.clock))
+            var connection = settings.connectionSettings
+            connection.loginURL = settings.loginUrl ?? settings.instanceUrl ?? ""
+            connection.retry = RetryPolicy(maxAttempts: 5, baseDelaySeconds: 0.05, maxDelaySeconds: 0.5)
+            return wrap(try SalesforceClient(settings: connection, clock: self.org.clock))
         }
         var options = RunOptions()
         options.dryRun = dryRun

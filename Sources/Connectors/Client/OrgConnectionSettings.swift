@@ -23,8 +23,16 @@ public struct OrgConnectionSettings: Sendable {
     public var auth: OrgAuth
     public var retry: RetryPolicy
 
-    public init(instanceURL: String? = nil, loginURL: String = "https://login.salesforce.com", apiVersion: String = "62.0",
-                maxInFlight: Int = 8, timeoutSeconds: Double = 120, requestDeadlineSeconds: Double = 600, headers: [String: String] = [:],
+    /// The defaults, in one place: a pipeline's `org` object falls back on them too.
+    public static let defaultLoginURL = "https://login.salesforce.com"
+    public static let defaultAPIVersion = "62.0"
+    public static let defaultMaxInFlight = 8
+    public static let defaultTimeoutSeconds: Double = 120
+    public static let defaultRequestDeadlineSeconds: Double = 600
+
+    public init(instanceURL: String? = nil, loginURL: String = defaultLoginURL, apiVersion: String = defaultAPIVersion,
+                maxInFlight: Int = defaultMaxInFlight, timeoutSeconds: Double = defaultTimeoutSeconds,
+                requestDeadlineSeconds: Double = defaultRequestDeadlineSeconds, headers: [String: String] = [:],
                 auth: OrgAuth, retry: RetryPolicy = RetryPolicy()) {
         self.instanceURL = instanceURL.map(Self.trimmed)
         self.loginURL = Self.trimmed(loginURL)

@@ -47,11 +47,7 @@ final class OrgConnections: Sendable {
             client = try SalesforceClient(settings: connection)
         case .remote(let settings):
             do {
-                client = try SalesforceClient(settings: OrgConnectionSettings(
-                    instanceURL: settings.instanceUrl, loginURL: settings.loginUrl ?? "https://login.salesforce.com",
-                    apiVersion: settings.apiVersion ?? "62.0", maxInFlight: settings.maxInFlight ?? 8,
-                    timeoutSeconds: settings.timeoutSeconds ?? 120, requestDeadlineSeconds: settings.requestDeadlineSeconds ?? 600,
-                    headers: settings.headers, auth: settings.auth))
+                client = try SalesforceClient(settings: settings.connectionSettings)
             } catch {
                 throw StageFailure(.invalidInput, "org: \(error)")
             }

@@ -255,9 +255,9 @@ extension SyncUpEngine {
             countKey = kind == .create || kind == .upsert ? StageCounts.created : kind == .update ? StageCounts.updated : StageCounts.deleted
             fileKind = settings.dryRun ? .plan : .success
         case .failed(let error):
-            countKey = error.code == "CONFLICT" ? StageCounts.conflicts : settings.dryRun ? StageCounts.rejected : StageCounts.failed
+            countKey = error.code == SyncUpError.conflict ? StageCounts.conflicts : settings.dryRun ? StageCounts.rejected : StageCounts.failed
             fileKind = settings.dryRun ? .plan : .error
-            if settings.dryRun { action = error.code == "CONFLICT" ? "conflict" : "reject" }
+            if settings.dryRun { action = error.code == SyncUpError.conflict ? "conflict" : "reject" }
         case .uncertain, .unresolved:
             countKey = StageCounts.uncertain
             fileKind = .error
@@ -269,7 +269,7 @@ extension SyncUpEngine {
         let row = SyncUpResultFiles.Row(
             kind: fileKind, object: record.objectType ?? "unknown", operation: settings.dryRun ? action : operation, entryId: record.entryId,
             localId: localId.flatMap { SyncField.isLocalId($0) ? $0 : nil }, id: record.hasServerId ? record.id : nil,
-            errorCode: error?.code ?? (outcome.isUncertain ? "UNCERTAIN" : outcome.uncertainMessage != nil ? "UNRESOLVED_REFERENCE" : nil),
+            errorCode: error?.code ?? (outcome.isUncertain ? SyncUpError.uncertain : outcome.uncertainMessage != nil ? SyncUpError.unresolvedReference : nil),
             errorMessage: error?.message ?? outcome.uncertainMessage, fields: ledger.sent[key] ?? JSONObject(), soup: record.soup)
         return (countKey, row)
     }

@@ -26,7 +26,7 @@ extension SyncUpEngine {
             let checker = SyncUpConflictChecker(client: client, target: target)
             // A dry run reports the org's refusals as they come: its checks do not probe.
             let conflicts = settings.dryRun ? try await checker.conflicts(in: trees) : try await breaker.read { try await checker.conflicts(in: trees) }
-            return conflicts.mapValues { reason in SyncUpError(status: 409, code: "CONFLICT", message: "left dirty: \(reason) (LEAVE_IF_CHANGED)") }
+            return conflicts.mapValues { reason in SyncUpError(status: 409, code: SyncUpError.conflict, message: "left dirty: \(reason) (LEAVE_IF_CHANGED)") }
         } catch {
             // A dry run reports the org's refusals: a check without an answer is none, and fails it.
             guard !settings.dryRun, let noAnswer = SyncUpBreaker.isNoAnswer(error) else { throw error }
@@ -48,7 +48,7 @@ extension SyncUpEngine {
             tally.pending[SyncUpJournalReconciler.EntryKey(soup: record.soup, id: record.entryId)] = SyncUpResultFiles.Row(
                 kind: .error, object: record.objectType ?? "unknown", operation: ledger.kinds[key]?.rawValue ?? "delete", entryId: record.entryId,
                 localId: record.id.flatMap { SyncField.isLocalId($0) ? $0 : nil }, id: record.hasServerId ? record.id : nil,
-                errorCode: "UNCERTAIN", errorMessage: "sent, but the org's new modification dates could not be read (\(noAnswer)); settled from the journal before anything is sent again",
+                errorCode: SyncUpError.uncertain, errorMessage: "sent, but the org's new modification dates could not be read (\(noAnswer)); settled from the journal before anything is sent again",
                 fields: ledger.sent[key] ?? JSONObject(), soup: record.soup)
         }
         logger.warning("sync up \(settings.syncName): the new modification dates of \(keys.count) record(s) got no answer (\(noAnswer)); they are settled from the journal")

@@ -48,7 +48,7 @@ extension SyncUpEngine {
                 tally.pending[key] = SyncUpResultFiles.Row(
                     kind: .error, object: record.objectType ?? "unknown", operation: record.action == .delete ? "delete" : record.action == .update ? "update" : "create",
                     entryId: record.entryId, localId: record.id.flatMap { SyncField.isLocalId($0) ? $0 : nil }, id: record.hasServerId ? record.id : nil,
-                    errorCode: "UNRESOLVED_REFERENCE", errorMessage: "not sent: a record of its tree is uncertain; sent once that is settled",
+                    errorCode: SyncUpError.unresolvedReference, errorMessage: "not sent: a record of its tree is uncertain; sent once that is settled",
                     fields: JSONObject(), soup: record.soup)
             }
             return true
@@ -62,7 +62,7 @@ extension SyncUpEngine {
         var rows: [SyncUpResultFiles.Row] = []
         for item in stranded {
             var entry = item.record.entry
-            let error = SyncUpError(status: 0, code: "UNRESOLVED_REFERENCE", message: item.reason)
+            let error = SyncUpError(status: 0, code: SyncUpError.unresolvedReference, message: item.reason)
             entry[SyncField.lastError] = .string(JSONValue.object(error.json).jsonString)
             changes.save(entry, in: item.record.soup)
             let object = item.record.objectType ?? "unknown"

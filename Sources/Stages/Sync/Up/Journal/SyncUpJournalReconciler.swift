@@ -355,7 +355,7 @@ struct SyncUpJournalReconciler {
         mutating func hold(_ journal: SyncJournalEntry, _ reason: String) {
             let key = EntryKey(soup: journal.soupName, id: journal.entryId)
             outcome.heldBack[key.soup, default: []].insert(key.id)
-            let error = SyncUpError(status: 0, code: "UNCERTAIN", message: "a write whose answer was lost: \(reason)")
+            let error = SyncUpError(status: 0, code: SyncUpError.uncertain, message: "a write whose answer was lost: \(reason)")
             if var entry = entries[key] {
                 entry[SyncField.lastError] = .string(JSONValue.object(error.json).jsonString)
                 entries[key] = entry
@@ -363,7 +363,7 @@ struct SyncUpJournalReconciler {
             outcome.rows.append(SyncUpResultFiles.Row(
                 kind: .error, object: journal.objectType, operation: journal.operation.rawValue, entryId: key.id,
                 localId: entries[key]?[idField(key.soup)]?.stringValue.flatMap { SyncField.isLocalId($0) ? $0 : nil }, id: nil,
-                errorCode: "UNCERTAIN", errorMessage: error.message, fields: journal.payload, soup: key.soup))
+                errorCode: SyncUpError.uncertain, errorMessage: error.message, fields: journal.payload, soup: key.soup))
         }
 
         /// Saves the held entries' `__last_error__`.

@@ -60,7 +60,7 @@ actor SyncUpRecordValidator {
             if field["type"]?.stringValue == "reference", SyncField.isLocalId(text) {
                 // A record planned in this dry run gets its id before this one is sent.
                 if attempts.isPlanned(text) { continue }
-                return SyncUpError(status: 400, code: "UNRESOLVED_REFERENCE",
+                return SyncUpError(status: 400, code: SyncUpError.unresolvedReference,
                                    message: "\(name) refers to \(text), a local record that is not part of this sync up", fields: [name])
             }
             if let problem = Self.valueProblem(text, of: field, named: name) { return problem }

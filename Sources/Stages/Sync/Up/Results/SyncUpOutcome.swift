@@ -118,6 +118,16 @@ struct SyncUpError: Sendable, Equatable {
     /// The code of a child the org did not apply because its Collections call, sent in one Composite
     /// request with the parents, referred to a parent that failed (not its own): sent again at once.
     static let siblingParentFailed = "CALL_HALTED_BY_OTHER_PARENT"
+    /// The code of a record left alone under LEAVE_IF_CHANGED: the org's copy changed since.
+    static let conflict = "CONFLICT"
+    /// The code, in result rows and entries, of a write that may or may not have been applied.
+    static let uncertain = "UNCERTAIN"
+    /// The code of a record not sent: it refers to a local record that has no server id.
+    static let unresolvedReference = "UNRESOLVED_REFERENCE"
+    /// The code of a record a request's answer said nothing about.
+    static let noResponse = "NO_RESPONSE"
+    /// The org's code for a Composite subrequest rolled back because another failed.
+    static let processingHalted = "PROCESSING_HALTED"
 
     /// An error that says "try again later": the org applied nothing (row lock, busy server).
     var isTransient: Bool {

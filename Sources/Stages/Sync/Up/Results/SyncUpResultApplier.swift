@@ -153,11 +153,11 @@ struct SyncUpResultApplier {
         case .failed(let error): record.entry[SyncField.lastError] = .string(JSONValue.object(error.json).jsonString)
         case .uncertain(let message):
             record.entry[SyncField.lastError] = .string(JSONValue.object([
-                "errorCode": "UNCERTAIN", "message": .string("the org's answer was lost (\(message)); reconciled before the next send"),
+                "errorCode": .string(SyncUpError.uncertain), "message": .string("the org's answer was lost (\(message)); reconciled before the next send"),
             ]).jsonString)
         case .unresolved(let message):
             record.entry[SyncField.lastError] = .string(JSONValue.object([
-                "errorCode": "UNRESOLVED_REFERENCE", "message": .string("not sent: \(message)"),
+                "errorCode": .string(SyncUpError.unresolvedReference), "message": .string("not sent: \(message)"),
             ]).jsonString)
         default: break
         }
@@ -167,6 +167,6 @@ struct SyncUpResultApplier {
         let message = mergeMode == .overwrite
             ? "deleted on the server again after being re-created in this run; not re-created twice"
             : "deleted on the server; left unchanged (LEAVE_IF_CHANGED)"
-        return SyncUpError(status: error.status, code: mergeMode == .overwrite ? error.code : "CONFLICT", message: message, fields: error.fields)
+        return SyncUpError(status: error.status, code: mergeMode == .overwrite ? error.code : SyncUpError.conflict, message: message, fields: error.fields)
     }
 }

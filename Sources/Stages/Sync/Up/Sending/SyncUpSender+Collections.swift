@@ -30,7 +30,7 @@ extension SyncUpSender {
             }
         }
         for operation in operations.dropFirst(results.count) {
-            outcomes[operation.key] = .failed(SyncUpError(status: 0, code: "NO_RESPONSE", message: "the org's answer had no entry for this record"))
+            outcomes[operation.key] = .failed(SyncUpError(status: 0, code: SyncUpError.noResponse, message: "the org's answer had no entry for this record"))
         }
         return outcomes
     }
@@ -75,7 +75,7 @@ extension SyncUpSender {
         for (index, part) in parts.enumerated() {
             guard let response = byReference["c\(index)"] else {
                 for operation in part.operations {
-                    outcomes[operation.key] = .failed(SyncUpError(status: 0, code: "NO_RESPONSE", message: "the org's answer had no entry for this record"))
+                    outcomes[operation.key] = .failed(SyncUpError(status: 0, code: SyncUpError.noResponse, message: "the org's answer had no entry for this record"))
                 }
                 continue
             }
@@ -90,7 +90,7 @@ extension SyncUpSender {
                     let reason = parent.error.map { "\($0.code): \($0.message)" } ?? "its outcome is unknown"
                     outcomes[operation.key] = .failed(SyncUpError(status: 424, code: "PARENT_NOT_SYNCED",
                                                                   message: "not sent: its parent was not created (\(reason))", fields: [link]))
-                } else if operation.journalLink != nil && error.code == "PROCESSING_HALTED" {
+                } else if operation.journalLink != nil && error.code == SyncUpError.processingHalted {
                     outcomes[operation.key] = .failed(SyncUpError(status: 424, code: SyncUpError.siblingParentFailed,
                         message: "not applied: a parent of another record of its call failed; sent again with its parent's id"))
                 } else {

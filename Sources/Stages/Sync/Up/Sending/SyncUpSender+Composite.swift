@@ -11,7 +11,7 @@ extension SyncUpSender {
 
     func outcome(_ response: CompositeSubresponse?, for operation: SyncUpOperation) -> SyncUpOutcome {
         guard let response else {
-            return .failed(SyncUpError(status: 0, code: "NO_RESPONSE", message: "the org's answer had no entry for this record"))
+            return .failed(SyncUpError(status: 0, code: SyncUpError.noResponse, message: "the org's answer had no entry for this record"))
         }
         if (200..<300).contains(response.httpStatusCode) {
             let id = response.body["id"]?.stringValue ?? operation.recordId
@@ -40,14 +40,14 @@ extension SyncUpSender {
             let rootCause = graph.lazy.compactMap { operation -> SyncUpError? in
                 guard let response = byReference[operation.key.referenceId], response.httpStatusCode >= 400 else { return nil }
                 let error = self.outcome(response, for: operation).error
-                return error?.code == "PROCESSING_HALTED" ? nil : error
+                return error?.code == SyncUpError.processingHalted ? nil : error
             }.first
             for operation in graph {
                 if answer?.isSuccessful == true {
                     outcomes[operation.key] = outcome(byReference[operation.key.referenceId], for: operation)
                 } else {
                     outcomes[operation.key] = .failed(rootCause ?? SyncUpError(
-                        status: 400, code: "PROCESSING_HALTED", message: "the tree's graph was rolled back"))
+                        status: 400, code: SyncUpError.processingHalted, message: "the tree's graph was rolled back"))
                 }
             }
         }
