@@ -19,8 +19,8 @@ import Testing
             ], into: "S")
             let ids = saved.compactMap(\.soupEntryId)
             try await store.setConfirmed([ids[0]: entry(["Id": "001A", "Name": "Original"]), ids[2]: entry(["Id": "001B", "Name": "Deleted"])], in: "S")
-            _ = try await store.createSync(SyncState(name: "up", type: .syncUp, soupName: "S", target: [:], options: [:]))
-            _ = try await store.appendToJournal([SyncJournalEntry(syncName: "up", soupName: "S", entryId: ids[5], operation: .create,
+            _ = try await store.syncs.create(SyncState(name: "up", type: .syncUp, soupName: "S", target: [:], options: [:]))
+            _ = try await store.journal.append([SyncJournalEntry(syncName: "up", soupName: "S", entryId: ids[5], operation: .create,
                                                                   objectType: "Account", recordId: nil, payload: ["Name": "Uncertain"], sentAt: 0)])
 
             let outcomes = try await store.discardLocalChanges(ids: ids + [999], in: "S")

@@ -144,7 +144,7 @@ import Testing
     @Test func aWriteQueuedBehindAFailedOneWritesNothing() async throws {
         try await withStore { store in
             try await store.registerSoup(soup("Accounts", ("Id", .string)))
-            var state = try await store.createSync(SyncState(name: "down", type: .syncDown, soupName: "Accounts", target: [:], options: [:]))
+            var state = try await store.syncs.create(SyncState(name: "down", type: .syncDown, soupName: "Accounts", target: [:], options: [:]))
             func page(_ id: String, matching key: String = "Id", progress: Int) async throws -> PreparedChangeSet {
                 var changes = SoupChangeSet()
                 changes.merge([synced(["Id": .string(id)])], into: "Accounts", matching: key)
@@ -170,7 +170,7 @@ import Testing
             #expect(try await first.value().merges == [SoupMerge.Counts(created: 1)])
             #expect(try await second.value().merges == [SoupMerge.Counts(created: 1)])
             #expect(values(try await allEntries(store, "Accounts"), "Id") == ["001D", "001E"])
-            #expect(try await store.sync(named: "down").progress == 50)
+            #expect(try await store.syncs.state(named: "down").progress == 50)
         }
     }
 }

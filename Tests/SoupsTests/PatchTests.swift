@@ -43,7 +43,7 @@ import Testing
             let stored = try await store.upsert(Self.staged(), into: "Accounts")
             try await store.trackValues(in: "Accounts", path: "Name")
             try await store.trackValues(in: "Accounts", path: "Id")
-            let journal = try await store.appendToJournal(stored.map(Self.journaled))
+            let journal = try await store.journal.append(stored.map(Self.journaled))
             var patch = SoupPatch(soup: "Accounts", fields: SyncField.cleanValues.map { ($0.name, $0.value) }
                                       + SyncField.asCreatedValues(dateField: "LastModifiedDate"), valueField: "Id")
             patch.confirming = true
@@ -75,7 +75,7 @@ import Testing
                 #expect(confirmed[after.soupEntryId!] == after.dataFields)
             }
             let newIds = patched.map { $0["Id"]! }
-            #expect(try await store.journal(of: "up").isEmpty, "settled in the same transaction")
+            #expect(try await store.journal.entries(of: "up").isEmpty, "settled in the same transaction")
             #expect(try await store.entries(in: "Accounts", where: "Id", in: newIds).count == 3, "the Id column and its filter")
             #expect(try await store.entries(in: "Accounts", where: "Name", in: ["Name 0"]).count == 1, "the Name filter untouched")
             #expect(try await store.entries(in: "Accounts", where: "Id", in: ["local_0"]).isEmpty)
@@ -97,7 +97,7 @@ import Testing
             try await withStore { (store) async throws in
                 try await store.registerSoup(spec)
                 let stored = try await store.upsert(Self.staged(), into: "Accounts")
-                let journal = try await store.appendToJournal(stored.map(Self.journaled))
+                let journal = try await store.journal.append(stored.map(Self.journaled))
                 func patch(_ changes: (inout SoupPatch.Entry, Int) -> Void = { _, _ in }) -> SoupPatch {
                     var patch = SoupPatch(soup: "Accounts", fields: SyncField.cleanValues.map { ($0.name, $0.value) }, valueField: "Id")
                     patch.settledJournalIds = journal
@@ -127,7 +127,7 @@ import Testing
                     #expect(try await store.patch(patch()) == nil)
                 }
                 #expect(try await allEntries(store, "Accounts") == Array(stored), "nothing written")
-                #expect(try await store.journal(of: "up").count == 3, "nothing settled")
+                #expect(try await store.journal.entries(of: "up").count == 3, "nothing settled")
             }
         }
         // An entry whose text holds a name with escapes (the store wrote `"` as `\"`).

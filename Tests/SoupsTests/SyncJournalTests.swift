@@ -20,11 +20,11 @@ import Testing
     @Test func entriesWrittenTogetherKeepTheirIdsAndValues() async throws {
         try await withStore { store in
             // More than one INSERT's worth, and a last one of another size.
-            let count = SoupStore.journalRowsPerInsert * 2 + 9
-            let first = try await store.appendToJournal([entry(-1)])
-            let ids = try await store.appendToJournal((0..<count).map(entry))
+            let count = SyncJournal.rowsPerInsert * 2 + 9
+            let first = try await store.journal.append([entry(-1)])
+            let ids = try await store.journal.append((0..<count).map(entry))
             #expect(ids == Array((first[0] + 1)...(first[0] + Int64(count))))
-            let stored = try await store.journal(of: "up")
+            let stored = try await store.journal.entries(of: "up")
             #expect(stored.count == count + 1)
             for (index, id) in ids.enumerated() {
                 var expected = entry(index)
@@ -36,12 +36,12 @@ import Testing
 
     @Test func settledIdsLeaveInRangesAndAlone() async throws {
         try await withStore { store in
-            let ids = try await store.appendToJournal((0..<200).map(entry))
+            let ids = try await store.journal.append((0..<200).map(entry))
             // Two long runs, short runs, single ids, a repeat, out of order — and ids never written.
             let settled = Array(ids[10..<60]) + Array(ids[100..<103]) + [ids[150], ids[152], ids[11], ids[199]] + Array(ids[120..<140]).reversed()
                 + [ids[199] + 1, ids[199] + 50]
-            try await store.removeFromJournal(ids: settled)
-            let left = Set(try await store.journal(of: "up").map(\.id))
+            try await store.journal.remove(ids: settled)
+            let left = Set(try await store.journal.entries(of: "up").map(\.id))
             #expect(left == Set(ids).subtracting(settled))
         }
     }

@@ -21,8 +21,8 @@ import Testing
 
     @Test func createGivesIdsAndTheNewState() async throws {
         try await withStore { (store) async throws in
-            let down = try await store.createSync(Self.downSync())
-            let up = try await store.createSync(Self.upSync())
+            let down = try await store.syncs.create(Self.downSync())
+            let up = try await store.syncs.create(Self.upSync())
             #expect(down.id == 1)
             #expect(up.id == 2)
             #expect(down.status == .new)
@@ -32,51 +32,51 @@ import Testing
             #expect(down.startTime == -1)
             #expect(down.endTime == -1)
             #expect(down.error == "")
-            #expect(try await store.sync(named: "DownSync") == down)
-            #expect(try await store.sync(named: "UpSync") == up)
-            #expect(try await store.syncs() == [down, up])
+            #expect(try await store.syncs.state(named: "DownSync") == down)
+            #expect(try await store.syncs.state(named: "UpSync") == up)
+            #expect(try await store.syncs.all() == [down, up])
         }
     }
 
     @Test func createOfAnExistingNameReturnsItUnchanged() async throws {
         try await withStore { (store) async throws in
-            var original = try await store.createSync(Self.downSync())
+            var original = try await store.syncs.create(Self.downSync())
             original.transition(to: .running, at: 1_000)
             original.progress = 40
-            try await store.saveSync(original)
+            try await store.syncs.save(original)
             var other = Self.downSync()
             other.target = entry(["type": "soql", "query": "SELECT Id FROM Contact"])
-            let again = try await store.createSync(other)
+            let again = try await store.syncs.create(other)
             #expect(again == original)
             #expect(again.target["query"] == "SELECT Id, Name FROM Account")
-            #expect(try await store.syncs().count == 1)
+            #expect(try await store.syncs.all().count == 1)
         }
     }
 
     @Test func createWithFailIfExistsThrows() async throws {
         try await withStore { (store) async throws in
-            try await store.createSync(Self.downSync())
+            try await store.syncs.create(Self.downSync())
             await #expect(throws: SoupStoreError.duplicateSync("DownSync")) {
-                try await store.createSync(Self.downSync(), failIfExists: true)
+                try await store.syncs.create(Self.downSync(), failIfExists: true)
             }
             #expect(SoupStoreError.duplicateSync("DownSync").description == "there is already a sync with name: DownSync")
-            let fresh = try await store.createSync(Self.upSync(), failIfExists: true)
+            let fresh = try await store.syncs.create(Self.upSync(), failIfExists: true)
             #expect(fresh.id == 2)
         }
     }
 
     @Test func lookupOfAnUnknownSyncFails() async throws {
         try await withStore { (store) async throws in
-            await #expect(throws: SoupStoreError.unknownSync("Missing")) { try await store.sync(named: "Missing") }
+            await #expect(throws: SoupStoreError.unknownSync("Missing")) { try await store.syncs.state(named: "Missing") }
             #expect(SoupStoreError.unknownSync("Missing").description == "sync Missing does not exist")
-            let syncs = try await store.syncs()
+            let syncs = try await store.syncs.all()
             #expect(syncs.isEmpty)
         }
     }
 
     @Test func saveRoundTripsEveryField() async throws {
         try await withStore { (store) async throws in
-            var sync = try await store.createSync(Self.downSync())
+            var sync = try await store.syncs.create(Self.downSync())
             sync.transition(to: .running, at: 1_700_000_000_000)
             sync.progress = 100
             sync.totalSize = 1234
@@ -85,8 +85,8 @@ import Testing
             sync.error = #"{"message":"timeout"}"#
             sync.options["mergeMode"] = "OVERWRITE"
             sync.target["query"] = "SELECT Id FROM Account WHERE IsDeleted = false"
-            try await store.saveSync(sync)
-            let read = try await store.sync(named: "DownSync")
+            try await store.syncs.save(sync)
+            let read = try await store.syncs.state(named: "DownSync")
             #expect(read == sync)
             #expect(read.status == .failed)
             #expect(read.startTime == 1_700_000_000_000)
@@ -99,29 +99,29 @@ import Testing
         try await withStore { (store) async throws in
             var ghost = Self.downSync("Ghost")
             ghost.id = 99
-            await #expect(throws: SoupStoreError.unknownSync("Ghost")) { try await store.saveSync(ghost) }
+            await #expect(throws: SoupStoreError.unknownSync("Ghost")) { try await store.syncs.save(ghost) }
         }
     }
 
     @Test func stopOrphanedSyncsStopsOnlyRunningOnes() async throws {
         try await withStore { (store) async throws in
-            var a = try await store.createSync(Self.downSync("A"))
-            var b = try await store.createSync(Self.upSync("B"))
-            var c = try await store.createSync(Self.downSync("C"))
-            let d = try await store.createSync(Self.downSync("D"))
+            var a = try await store.syncs.create(Self.downSync("A"))
+            var b = try await store.syncs.create(Self.upSync("B"))
+            var c = try await store.syncs.create(Self.downSync("C"))
+            let d = try await store.syncs.create(Self.downSync("D"))
             a.transition(to: .running, at: 100)
             b.transition(to: .running, at: 200)
             c.transition(to: .running, at: 300)
             c.transition(to: .done, at: 400)
-            for sync in [a, b, c] { try await store.saveSync(sync) }
-            let stopped = try await store.stopOrphanedSyncs(at: 5_000)
+            for sync in [a, b, c] { try await store.syncs.save(sync) }
+            let stopped = try await store.syncs.stopOrphaned(at: 5_000)
             #expect(stopped == ["A", "B"])
-            let all = try await store.syncs()
+            let all = try await store.syncs.all()
             #expect(all.map(\.status) == [.stopped, .stopped, .done, .new])
             #expect(all.map(\.startTime) == [100, 200, 300, -1])
             #expect(all.map(\.endTime) == [5_000, 5_000, 400, -1])
             #expect(all[3] == d)
-            #expect(try await store.stopOrphanedSyncs(at: 6_000) == [])
+            #expect(try await store.syncs.stopOrphaned(at: 6_000) == [])
         }
     }
 

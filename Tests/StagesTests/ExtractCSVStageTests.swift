@@ -14,7 +14,7 @@ import Testing
             { "stages": [ { "id": "load", "type": "extract.csv", "file": "data.csv" \(settings.isEmpty ? "" : ", " + settings) } ] }
             """, in: directory)
         let outcome = try await PipelineRunner(pipeline: pipeline, observer: RecordingObserver()).run()
-        let records = try await SoupStore.openForReading(path: pipeline.store).datasetRecords("load", limit: 1000).map(\.record)
+        let records = try await SoupStore.openForReading(path: pipeline.store).datasets.records("load", limit: 1000).map(\.record)
             .map(Self.withoutLine)
         let rejects = try? String(contentsOfFile: outcome.report.reportDir + "/rejects/load.csv", encoding: .utf8)
         return (outcome, records, rejects)
@@ -36,7 +36,7 @@ import Testing
         try Data("Name,Note\nA,\"two\nlines\"\nB,x,extra\nC,y\n".utf8).write(to: URL(fileURLWithPath: directory + "/data.csv"))
         let pipeline = try loadPipeline(#"{ "stages": [ { "id": "load", "type": "extract.csv", "file": "data.csv", "sobjectType": "Account" } ] }"#, in: directory)
         _ = try await PipelineRunner(pipeline: pipeline, observer: RecordingObserver()).run()
-        let records = try await SoupStore.openForReading(path: pipeline.store).datasetRecords("load", limit: 10).map(\.record)
+        let records = try await SoupStore.openForReading(path: pipeline.store).datasets.records("load", limit: 10).map(\.record)
         #expect(records.map { $0["attributes"] } == [["type": "Account", "line": 2], ["type": "Account", "line": 5]])
     }
 

@@ -24,7 +24,7 @@ import Testing
     }
 
     func dataset(_ pipeline: PipelineDefinition, _ stage: String) async throws -> [JSONValue] {
-        try await SoupStore.openForReading(path: pipeline.store).datasetRecords(stage, limit: 10_000).map(\.record)
+        try await SoupStore.openForReading(path: pipeline.store).datasets.records(stage, limit: 10_000).map(\.record)
     }
 
     @Test func queryWithChildrenLandsInTheDataset() async throws {

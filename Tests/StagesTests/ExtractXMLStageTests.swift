@@ -14,7 +14,7 @@ import Testing
             { "stages": [ { "id": "load", "type": "extract.xml", "file": "data.xml", \(settings) } ] }
             """, in: directory)
         let outcome = try await PipelineRunner(pipeline: pipeline, observer: RecordingObserver()).run()
-        let records = try await SoupStore.openForReading(path: pipeline.store).datasetRecords("load", limit: 10_000).map(\.record)
+        let records = try await SoupStore.openForReading(path: pipeline.store).datasets.records("load", limit: 10_000).map(\.record)
         return (outcome, records)
     }
 

@@ -295,7 +295,7 @@ import Testing
         })
         let store = try SoupStore.openForReading(path: pipeline.store)
         defer { try? store.close() }
-        #expect(try await store.journal(of: "trees").isEmpty, "every write settled")
+        #expect(try await store.journal.entries(of: "trees").isEmpty, "every write settled")
     }
 
     /// Under LEAVE_IF_CHANGED the org's new modification dates of updated records, and of new
@@ -431,7 +431,7 @@ import Testing
         #expect(outcome.report.stages[0].error?.contains("minApiRemainingPercent") == true)
         let created = try await bench.entries("Accounts", pipeline).filter { !$0.isDirty }.count
         #expect(created > 0 && created < 10, "what was confirmed before the stop is saved; the rest waits")
-        let sync = try await SoupStore.openForReading(path: pipeline.store).sync(named: "trees")
+        let sync = try await SoupStore.openForReading(path: pipeline.store).syncs.state(named: "trees")
         #expect(sync.status == .failed)
     }
 }

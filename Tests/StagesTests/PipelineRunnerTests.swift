@@ -45,7 +45,7 @@ import Testing
         #expect(outcome.report.stages.first { $0.id == "middle" }?.counts["read"] == 40000)
         #expect(outcome.report.stages.first { $0.id == "sink" }?.counts["read"] == 80000)
         let store = try SoupStore.openForReading(path: pipeline.store)
-        let sunk = try await store.datasetRecords("sink", afterSeq: 39_998, limit: 4).map(\.record)
+        let sunk = try await store.datasets.records("sink", afterSeq: 39_998, limit: 4).map(\.record)
         #expect(sunk == [["n": 39998, "seenBy": "sink"], ["n": 39999, "seenBy": "sink"],
                          ["n": 0, "seenBy": "sink"], ["n": 1, "seenBy": "sink"]])
     }
@@ -88,7 +88,7 @@ import Testing
         #expect(timeline.first == "start:source" && timeline.last == "finish:sink", "\(timeline)")
 
         let store = try SoupStore.openForReading(path: pipeline.store)
-        let records = try await store.datasetRecords("sink", limit: 100).map(\.record)
+        let records = try await store.datasets.records("sink", limit: 100).map(\.record)
         #expect(records.count == 20)
         #expect(records[19] == ["n": 19, "seenBy": "sink"])
         #expect(observer.lines.contains("[sink] done with 0 records"))
@@ -214,9 +214,9 @@ import Testing
         #expect(outcome.report.stages.first { $0.id == "shape" }?.counts["read"] == 40000)
         #expect(outcome.report.stages.first { $0.id == "sink" }?.counts["read"] == 40000)
         let store = try SoupStore.openForReading(path: pipeline.store)
-        #expect(try await store.datasetRecords("shape", limit: 10).isEmpty)
-        #expect(try await store.datasetInfo("shape")?.complete == false)
-        let sunk = try await store.datasetRecords("sink", afterSeq: 39_998, limit: 4).map(\.record)
+        #expect(try await store.datasets.records("shape", limit: 10).isEmpty)
+        #expect(try await store.datasets.info("shape")?.complete == false)
+        let sunk = try await store.datasets.records("sink", afterSeq: 39_998, limit: 4).map(\.record)
         #expect(sunk == [["n": 39998, "twice": 79996, "seenBy": "sink"], ["n": 39999, "twice": 79998, "seenBy": "sink"]])
 
         // Run alone, the reader runs its transform again: the store holds nothing to read.
@@ -246,9 +246,9 @@ import Testing
         #expect(outcome.exitCode == 0, "\(outcome.report.stages.map { $0.error ?? "" })")
         #expect(outcome.report.stages.first { $0.id == "sink" }?.counts["read"] == 40000)
         let store = try SoupStore.openForReading(path: pipeline.store)
-        let shape = try await store.datasetInfo("shape")
+        let shape = try await store.datasets.info("shape")
         #expect(shape?.count == 40000 && shape?.complete == true && shape?.runId == outcome.report.runId)
-        #expect(try await store.datasetInfo("both")?.count == 40000)
+        #expect(try await store.datasets.info("both")?.count == 40000)
     }
 
     @Test func aDryRunReadsTheDatasetsAnEarlierRunLeft() async throws {
@@ -280,7 +280,7 @@ import Testing
         #expect(outcome.report.dryRun)
         #expect(outcome.exitCode == 0)
         #expect(try Data(contentsOf: URL(fileURLWithPath: pipeline.store)) == before)
-        #expect(try await SoupStore.openForReading(path: pipeline.store).runs().count == 1)
+        #expect(try await SoupStore.openForReading(path: pipeline.store).runs.all().count == 1)
     }
 
     @Test func runsAreRecordedAndSoupsAndSyncsPrepared() async throws {
@@ -294,9 +294,9 @@ import Testing
         let outcome = try await run(pipeline)
         let store = try SoupStore(path: pipeline.store)
         #expect(try await store.soupSpecs().map(\.name) == ["S"])
-        var sync = try await store.sync(named: "Down")
+        var sync = try await store.syncs.state(named: "Down")
         #expect(sync.status == .new)
-        let runs = try await store.runs()
+        let runs = try await store.runs.all()
         #expect(runs.map(\.id) == [outcome.report.runId])
         #expect(runs[0].status == "succeeded")
         #expect(runs[0].reportDir == outcome.report.reportDir)
@@ -305,11 +305,11 @@ import Testing
 
         // A sync left RUNNING by a dead process is STOPPED by the next run.
         sync.transition(to: .running, at: 1000)
-        try await store.saveSync(sync)
+        try await store.syncs.save(sync)
         try store.close()
         let observer = RecordingObserver()
         _ = try await run(pipeline, observer: observer)
-        #expect(try await SoupStore.openForReading(path: pipeline.store).sync(named: "Down").status == .stopped)
+        #expect(try await SoupStore.openForReading(path: pipeline.store).syncs.state(named: "Down").status == .stopped)
         #expect(observer.lines.contains { $0.contains("sync Down was RUNNING when its process died") })
     }
 

@@ -116,12 +116,12 @@ import Testing
             """, in: directory)
         // Seed the source dataset as extract.soql would leave it: a server record with a subquery result.
         let store = try SoupStore(path: pipeline.store)
-        try await store.beginDataset("source", runId: "seed")
-        try await store.appendToDataset("source", records: [[
+        try await store.datasets.begin("source", runId: "seed")
+        try await store.datasets.append("source", records: [[
             "attributes": ["type": "Account"], "Id": "001000000000001AAA", "Name": "Acme",
             "Contacts": ["totalSize": 1, "done": true, "records": [["attributes": ["type": "Contact"], "Id": "003000000000001AAA", "LastName": "Coyote"]]],
         ]])
-        try await store.finishDataset("source")
+        try await store.datasets.finish("source")
         for soup in pipeline.soups { try await store.registerSoup(soup) }
         try store.close()
         let outcome = try await PipelineRunner(pipeline: pipeline, options: RunOptions(only: ["stage"]), observer: RecordingObserver()).run()
@@ -151,7 +151,7 @@ import Testing
             """
         let pipeline = try loadPipeline("{ \(Self.soups), \"stages\": \(stages) }", in: directory)
         let store = try SoupStore(path: pipeline.store)
-        try await store.beginDataset("source", runId: "seed")
+        try await store.datasets.begin("source", runId: "seed")
         var account: JSONObject = [
             "attributes": ["type": "Account", "url": "/services/data/v62.0/sobjects/Account/001000000000001AAA"],
             "Id": "001000000000001AAA", "Name": "Acme",
@@ -161,8 +161,8 @@ import Testing
                 "attributes": ["type": "Contact", "url": "/services/data/v62.0/sobjects/Contact/003000000000001AAA"],
                 "Id": "003000000000001AAA", "LastName": "Coyote", "AccountId": "001000000000001AAA"]]]
         }
-        try await store.appendToDataset("source", records: [.object(account)])
-        try await store.finishDataset("source")
+        try await store.datasets.append("source", records: [.object(account)])
+        try await store.datasets.finish("source")
         for soup in pipeline.soups { try await store.registerSoup(soup) }
         try store.close()
         let only: [String] = markAsStaged ? ["stage"] : ["stage", "mark-accounts", "mark-contacts"]
@@ -358,9 +358,9 @@ import Testing
                 { "id": "stage", "type": "stage", "from": "source", \(stage) }\(extra) ] }
             """, in: directory)
         let store = try SoupStore(path: pipeline.store)
-        try await store.beginDataset("source", runId: UUID().uuidString)
-        try await store.appendToDataset("source", records: records.map(JSONValue.object))
-        try await store.finishDataset("source")
+        try await store.datasets.begin("source", runId: UUID().uuidString)
+        try await store.datasets.append("source", records: records.map(JSONValue.object))
+        try await store.datasets.finish("source")
         for soup in pipeline.soups { try await store.registerSoup(soup) }
         try store.close()
         let outcome = try await PipelineRunner(pipeline: pipeline, options: RunOptions(only: pipeline.stages.map(\.id).filter { $0 != "source" }),

@@ -73,7 +73,7 @@ import Testing
         let partial = try await bench.entries("Accounts", pipeline)
         #expect(partial.count >= 200 && partial.count < 1000, "stopped part-way: \(partial.count) of 1,000 parents stored")
         #expect(partial.contains { $0["Id"]?.stringValue == firstParent })
-        let state = try await SoupStore.openForReading(path: pipeline.store).sync(named: "trees")
+        let state = try await SoupStore.openForReading(path: pipeline.store).syncs.state(named: "trees")
         #expect(state.status == .stopped)
         let storedParentsNewest = partial.compactMap { ServerTimestamp.milliseconds($0["LastModifiedDate"]) }.max()
         #expect(state.maxTimeStamp == storedParentsNewest, "mid-run, maxTimeStamp follows the parents the query is ordered by")
@@ -93,7 +93,7 @@ import Testing
         let sameSecond = partial.filter { ServerTimestamp.milliseconds($0["LastModifiedDate"]) == storedParentsNewest }.count
         #expect(byObject["Account"]?["unchanged"] == sameSecond)
         #expect(byObject["Contact"] == ["unchanged": 1])
-        let done = try await SoupStore.openForReading(path: pipeline.store).sync(named: "trees")
+        let done = try await SoupStore.openForReading(path: pipeline.store).syncs.state(named: "trees")
         #expect(done.status == .done && done.progress == 100)
         #expect(done.maxTimeStamp == childDate, "at the end, maxTimeStamp is the newest record stored, children included")
     }

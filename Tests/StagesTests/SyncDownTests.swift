@@ -44,7 +44,7 @@ import Testing
         #expect(outcome.report.stages[0].byObject["Account"]?["created"] == 3, "Acme, T many, T none")
         #expect(outcome.report.stages[0].byObject["Contact"]?["created"] == 252)
         let store = try SoupStore.openForReading(path: pipeline.store)
-        let sync = try await store.sync(named: "down")
+        let sync = try await store.syncs.state(named: "down")
         let accounts = try await bench.entries("Accounts", pipeline)
         let contacts = try await bench.entries("Contacts", pipeline)
         #expect(Set(accounts.compactMap { $0["Name"]?.stringValue }) == ["Acme Corporation", "T many", "T none"])
@@ -125,7 +125,7 @@ import Testing
         _ = try await createAccount(bench, "T latest", contacts: 0)
         let first = try await bench.run(pipeline)
         #expect(first.report.stages[0].byObject["Account"]?["created"] == 5, "the first resync is a full sync")
-        let before = try await SoupStore.openForReading(path: pipeline.store).sync(named: "down")
+        let before = try await SoupStore.openForReading(path: pipeline.store).syncs.state(named: "down")
 
         bench.advanceClock(seconds: 5)
         try await bench.client.update("Account", id: parentChanged, ["Industry": "Banking"])
@@ -141,7 +141,7 @@ import Testing
         let contacts = try await bench.entries("Contacts", pipeline)
         #expect(contacts.first { $0["Id"]?.stringValue == child }?["LastName"] == "renamed on the server")
         #expect(contacts.first { $0["Id"]?.stringValue == child }?["AccountId"]?.stringValue == childChanged)
-        let after = try await SoupStore.openForReading(path: pipeline.store).sync(named: "down")
+        let after = try await SoupStore.openForReading(path: pipeline.store).syncs.state(named: "down")
         #expect(after.maxTimeStamp > before.maxTimeStamp)
 
         // A change in the same second as maxTimeStamp is not missed.
@@ -173,7 +173,7 @@ import Testing
         #expect(bench.observer.events.contains { $0.text.contains("sync some: its target changed") && $0.text.contains("maxTimeStamp reset") })
         let store = try SoupStore.openForReading(path: try bench.pipeline(syncs: syncs("%1"), stages: stages).store)
         defer { try? store.close() }
-        #expect(try await store.sync(named: "some").target["query"]?.stringValue?.hasSuffix("LIKE '%1'") == true)
+        #expect(try await store.syncs.state(named: "some").target["query"]?.stringValue?.hasSuffix("LIKE '%1'") == true)
     }
 
     @Test func aStoppedSyncResumesWhereItStopped() async throws {
@@ -191,11 +191,11 @@ import Testing
         #expect(try await bench.run(pipeline).report.stages[0].counts["created"] == 450)
         // A run that died mid-sync leaves the sync RUNNING, its maxTimeStamp at the last page it stored.
         let store = try SoupStore(path: pipeline.store)
-        var state = try await store.sync(named: "all")
+        var state = try await store.syncs.state(named: "all")
         let middle = try await bench.query("SELECT LastModifiedDate FROM Account WHERE Name = 'R1-0'")[0]
         state.status = .running
         state.maxTimeStamp = ServerTimestamp.milliseconds(middle["LastModifiedDate"])!
-        try await store.saveSync(state)
+        try await store.syncs.save(state)
         try store.close()
         let eventsBefore = bench.observer.events.count
         let resumed = try await bench.run(pipeline)
@@ -209,7 +209,7 @@ import Testing
         let counts = resumed.report.stages[0].counts
         #expect(counts["unchanged"] == 300, "only the records from where it stopped were fetched again: \(counts)")
         #expect(counts["created"] == 0)
-        let done = try await SoupStore.openForReading(path: pipeline.store).sync(named: "all")
+        let done = try await SoupStore.openForReading(path: pipeline.store).syncs.state(named: "all")
         #expect(done.status == .done && done.totalSize == 300)
     }
 
@@ -265,7 +265,7 @@ import Testing
         #expect(try await bench.run(pipeline).exitCode == 0)
         let store = try SoupStore(path: pipeline.store)
         defer { try? store.close() }
-        let syncId = try await store.sync(named: "w").id
+        let syncId = try await store.syncs.state(named: "w").id
         let seen = Mutex<[String]>([])
         let byIndustry = try await GhostSweep.remove(in: store, soup: "Accounts", syncId: syncId, object: "Account") { entry in
             seen.withLock { $0.append(entry["Name"]?.stringValue ?? "?") }
@@ -331,7 +331,7 @@ import Testing
         #expect(accounts.map { $0["Name"]?.stringValue ?? "" } == ["B0", "B1", "B2"])
         #expect(accounts[0]["Industry"] == .null && accounts[1]["Industry"] == "Energy")
         #expect(accounts.allSatisfy { $0["attributes"]?["type"] == "Account" && $0["Id"]?.stringValue?.hasPrefix("001") == true })
-        let sync = try await SoupStore.openForReading(path: pipeline.store).sync(named: "bulk")
+        let sync = try await SoupStore.openForReading(path: pipeline.store).syncs.state(named: "bulk")
         #expect(sync.status == .done && sync.totalSize == 3 && sync.maxTimeStamp > 0)
     }
     /// A Bulk query job's rows are stored 2,000 to a page, every page of its results read, the
@@ -353,7 +353,7 @@ import Testing
         #expect(accounts.count == 2_500 && Set(accounts.compactMap { $0["Name"]?.stringValue }).count == 2_500)
         let store = try SoupStore.openForReading(path: pipeline.store)
         defer { try? store.close() }
-        let sync = try await store.sync(named: "bulk")
+        let sync = try await store.syncs.state(named: "bulk")
         #expect(sync.status == .done && sync.totalSize == 2_500 && sync.progress == 100)
     }
 
@@ -389,7 +389,7 @@ import Testing
         #expect(accounts.count == 200)
         let names = Dictionary(accounts.map { ($0["Id"]?.stringValue ?? "", $0["Name"]?.stringValue ?? "") }, uniquingKeysWith: { $1 })
         #expect(names["folded-0"] == "F200" && names["folded-99"] == "F299" && names["folded-100"] == "F100")
-        let sync = try await SoupStore.openForReading(path: pipeline.store).sync(named: "fold")
+        let sync = try await SoupStore.openForReading(path: pipeline.store).syncs.state(named: "fold")
         #expect(sync.status == .done && sync.totalSize == 300)
     }
 
@@ -407,7 +407,7 @@ import Testing
         // The first page only: its entries, and the state it was written with.
         let accounts = try await bench.entries("Accounts", pipeline)
         #expect(accounts.count == 200)
-        let sync = try await SoupStore.openForReading(path: pipeline.store).sync(named: "fail")
+        let sync = try await SoupStore.openForReading(path: pipeline.store).syncs.state(named: "fail")
         #expect(sync.status == .failed && sync.progress == 33)
         #expect(sync.maxTimeStamp == accounts.compactMap { ServerTimestamp.milliseconds($0["LastModifiedDate"]) }.max())
     }

@@ -65,7 +65,7 @@ import Testing
                              recordId: nil, payload: ["Name": "Twice"], sentAt: now - sentAgo, serverSentAt: now - sentAgo,
                              settledBy: now + settlesIn)
         }
-        _ = try await store.appendToJournal([attempt(sentAgo: 8000, settlesIn: -4000),
+        _ = try await store.journal.append([attempt(sentAgo: 8000, settlesIn: -4000),
                                              // Sent after the org started: the org may still apply it.
                                              scenario == .oneStillOpen ? attempt(sentAgo: 0, settlesIn: 60_000) : attempt(sentAgo: 4000, settlesIn: -1000)])
         try store.close()

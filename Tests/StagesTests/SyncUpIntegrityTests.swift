@@ -170,7 +170,7 @@ import Testing
         #expect(first.exitCode == 143 && first.report.stages[0].status != .succeeded, "\(first.report.stages[0])")
         let stats = await bench.stats()
         #expect(stats["requests"]?["writes"]?.integerValue == Int64(writes), "no request left after the stop: \(stats)")
-        #expect(try await SoupStore.openForReading(path: pipeline.store).sync(named: "trees").status == .stopped)
+        #expect(try await SoupStore.openForReading(path: pipeline.store).syncs.state(named: "trees").status == .stopped)
         try await bench.setFaults([:])
         try await Self.waitForOrg(toHold: accountsBefore + trees, accountsIn: bench)
         let second = try await bench.run(pipeline)

@@ -73,7 +73,7 @@ import Testing
         let errors = try String(contentsOfFile: report.appendingPathComponent("Account-error.csv"), encoding: .utf8)
         #expect(errors.contains("STRING_TOO_LONG"))
 
-        let sync = try await SoupStore.openForReading(path: pipeline.store).sync(named: "up")
+        let sync = try await SoupStore.openForReading(path: pipeline.store).syncs.state(named: "up")
         #expect(sync.status == .done && sync.progress == 100 && sync.totalSize == 6)
 
         // A second run sends only what is still dirty, and changes nothing that was confirmed.
@@ -111,7 +111,7 @@ import Testing
         let store = try SoupStore.openForReading(path: pipeline.store)
         defer { try? store.close() }
         let confirmed = try await store.confirmed(ids: stored.compactMap(\.soupEntryId), in: "Accounts")
-        #expect(try await store.journal(of: "up").isEmpty, "every write settled, the refused one too")
+        #expect(try await store.journal.entries(of: "up").isEmpty, "every write settled, the refused one too")
         let org = try await bench.query("SELECT Id, Name FROM Account WHERE Name LIKE 'Page %'")
         let orgIds = Dictionary(uniqueKeysWithValues: org.map { ($0["Name"]!.stringValue!, $0["Id"]!) })
         // Entries 0–3 were saved by the page of creates, 4, 5 and 7 by the general passes.

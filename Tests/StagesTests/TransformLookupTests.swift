@@ -58,7 +58,7 @@ import Testing
             """)
         let before = try await queries(bench)
         let outcome = try await bench.run(pipeline, dryRun: dryRun)
-        let records = dryRun ? [] : try await SoupStore.openForReading(path: pipeline.store).datasetRecords("shape", limit: 20_000).compactMap(\.record.objectValue)
+        let records = dryRun ? [] : try await SoupStore.openForReading(path: pipeline.store).datasets.records("shape", limit: 20_000).compactMap(\.record.objectValue)
         let rejects = (try? String(contentsOfFile: outcome.report.reportDir + "/rejects/shape.csv", encoding: .utf8)) ?? ""
         try await check(bench, Run(outcome: outcome, records: records, rejects: rejects, queries: try await queries(bench) - before))
     }
@@ -123,7 +123,7 @@ import Testing
                               { "id": "shape", "type": "transform", "from": "legacy", \(lookup(otherwise)) } ] }
                 """, in: bench.directory, variables: ["TOKEN": bench.token, "DEFAULT_OWNER": "005DEFAULT"])
             let outcome = try await bench.run(pipeline)
-            let records = try await SoupStore.openForReading(path: pipeline.store).datasetRecords("shape").compactMap(\.record.objectValue)
+            let records = try await SoupStore.openForReading(path: pipeline.store).datasets.records("shape").compactMap(\.record.objectValue)
             let ada = try await Self.userId(bench, "ada@corp.test")
             #expect(records.first { $0["Key"] == "1" }?["OwnerId"]?.stringValue == ada, "\(name): a key that matches")
             let ghost = records.first { $0["Key"] == "2" }

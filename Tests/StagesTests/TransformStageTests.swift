@@ -24,7 +24,7 @@ import Testing
         let outcome = try await PipelineRunner(pipeline: pipeline, options: RunOptions(dryRun: dryRun), observer: RecordingObserver()).run()
         var records: [JSONObject] = []
         if !dryRun {
-            records = try await SoupStore.openForReading(path: pipeline.store).datasetRecords("shape", limit: 1000).compactMap(\.record.objectValue)
+            records = try await SoupStore.openForReading(path: pipeline.store).datasets.records("shape", limit: 1000).compactMap(\.record.objectValue)
         }
         let rejects = try? String(contentsOfFile: outcome.report.reportDir + "/rejects/shape.csv", encoding: .utf8)
         return Run(outcome: outcome, records: records, rejects: rejects)
@@ -122,7 +122,7 @@ import Testing
         let outcome = try await PipelineRunner(pipeline: pipeline, observer: RecordingObserver()).run()
         let counts = try #require(outcome.report.stages.first { $0.id == "shape" }?.counts)
         #expect(counts == ["read": 4_950, "filtered": 1, "rejected": 1], "no LastName on one row, m.garcia@ on another")
-        let records = try await SoupStore.openForReading(path: pipeline.store).datasetRecords("shape", limit: 10_000).compactMap(\.record.objectValue)
+        let records = try await SoupStore.openForReading(path: pipeline.store).datasets.records("shape", limit: 10_000).compactMap(\.record.objectValue)
         #expect(records.count == 4_948)
         let rejects = try String(contentsOfFile: outcome.report.reportDir + "/rejects/shape.csv", encoding: .utf8)
         #expect(rejects.contains("\r\n482,an e-mail without a domain,"), "contacts.csv line 482: \(rejects)")
@@ -222,7 +222,7 @@ import Testing
                           { "id": "shape", "type": "transform", "from": "leads", "mask": { "Mail": "email" }, "maskSeed": "${MASK_SEED}" } ] }
             """, in: directory, variables: ["MASK_SEED": seed])
         let outcome = try await PipelineRunner(pipeline: pipeline, observer: RecordingObserver()).run()
-        let lead = try await SoupStore.openForReading(path: pipeline.store).datasetRecords("shape", limit: 10).first?.record
+        let lead = try await SoupStore.openForReading(path: pipeline.store).datasets.records("shape", limit: 10).first?.record
         #expect(lead?["Mail"] == masked["Email"])
 
         // The seed is in no file the runs wrote: reports, logs, rejects, the store.

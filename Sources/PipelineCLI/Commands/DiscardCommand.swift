@@ -74,7 +74,7 @@ struct DiscardCommand: AsyncParsableCommand {
                             "counts": .object(countsObject),
                             "entries": .array(ids.map { ["_soupEntryId": .integer($0), "outcome": .string((outcomes[$0] ?? .missing).rawValue)] })]],
             ]
-            try await soupStore.saveRun(StoredRun(id: runId, pipeline: "(discard)", status: "succeeded", exitCode: 0,
+            try await soupStore.runs.save(StoredRun(id: runId, pipeline: "(discard)", status: "succeeded", exitCode: 0,
                                                   startedAt: Timestamp.iso8601(started), finishedAt: Timestamp.iso8601(Date()),
                                                   reportDir: nil, record: record))
             let summary = counts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")

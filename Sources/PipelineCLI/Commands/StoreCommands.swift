@@ -130,7 +130,7 @@ struct SyncsCommand: AsyncParsableCommand {
         try await readingStore(store) { soupStore in
             // No run holds the store: a RUNNING sync was left by a process that died.
             let runActive = (try? StoreLock(storePath: store)).map { lock in lock.release(); return false } ?? true
-            let syncs = try await soupStore.syncs().map { sync in
+            let syncs = try await soupStore.syncs.all().map { sync in
                 var shown = sync
                 if !runActive && sync.status == .running { shown.status = .stopped }
                 return shown
@@ -163,7 +163,7 @@ struct RunsCommand: AsyncParsableCommand {
         try await readingStore(store) { soupStore in
             // With no run holding the store, a run still recorded as running died unfinished.
             let runActive = (try? StoreLock(storePath: store)).map { lock in lock.release(); return false } ?? true
-            let runs = try await soupStore.runs().map { run in
+            let runs = try await soupStore.runs.all().map { run in
                 guard !runActive, run.status == "running" else { return run }
                 var dead = run
                 dead.status = "killed"

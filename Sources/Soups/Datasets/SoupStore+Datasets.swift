@@ -2,9 +2,19 @@ import GRDB
 import JSON
 
 extension SoupStore {
+    /// The datasets: each stage's output records, in the store's sibling file.
+    public var datasets: Datasets { Datasets(store: self) }
+}
+
+/// The datasets: each stage's output records, in the store's sibling file. Over the store's own database writer.
+public struct Datasets: Sendable {
+    let store: SoupStore
+    var datasetPool: DatabasePool? { store.datasetPool }
+    var path: String { store.path }
+
     /// Starts (or restarts) a dataset: a stage's output records, kept in the store so the stages
     /// that read them — in this run or in a later `--only` run — can stream them back.
-    public func beginDataset(_ name: String, runId: String) async throws {
+    public func begin(_ name: String, runId: String) async throws {
         try await datasetWriter().write { db in
             try db.execute(sql: "DELETE FROM dataset_records WHERE dataset = ?", arguments: [name])
             try db.execute(sql: """
@@ -17,7 +27,7 @@ extension SoupStore {
     /// Appends a batch of records to a dataset in one transaction; returns the sequence number of
     /// the last record (the dataset's count).
     @discardableResult
-    public func appendToDataset(_ name: String, records: [JSONValue]) async throws -> Int64 {
+    public func append(_ name: String, records: [JSONValue]) async throws -> Int64 {
         // Serialized before the transaction, into one buffer: the store's single writer only
         // inserts, and no string or argument list is made per record (a million records made
         // millions of allocations, which threads streaming records contend for).
@@ -51,14 +61,14 @@ extension SoupStore {
     }
 
     /// Marks a dataset complete: its producer finished without failing.
-    public func finishDataset(_ name: String) async throws {
+    public func finish(_ name: String) async throws {
         try await datasetWriter().write { db in
             try db.execute(sql: "UPDATE datasets SET complete = 1 WHERE name = ?", arguments: [name])
         }
     }
 
     /// The state of a dataset, or `nil` when the store has none of that name.
-    public func datasetInfo(_ name: String) async throws -> DatasetInfo? {
+    public func info(_ name: String) async throws -> DatasetInfo? {
         guard let datasetPool else { return nil }
         return try await datasetPool.read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM datasets WHERE name = ?", arguments: [name]).map { row in
@@ -69,7 +79,7 @@ extension SoupStore {
 
     /// Up to `limit` records of a dataset after sequence number `afterSeq` (1-based), with their
     /// sequence numbers, so a reader can stream any size in constant memory.
-    public func datasetRecords(_ name: String, afterSeq: Int64 = 0, limit: Int = 1000) async throws -> [(seq: Int64, record: JSONValue)] {
+    public func records(_ name: String, afterSeq: Int64 = 0, limit: Int = 1000) async throws -> [(seq: Int64, record: JSONValue)] {
         guard let datasetPool else { return [] }
         let rows = try await datasetPool.read { db in
             try Row.fetchAll(
@@ -93,9 +103,9 @@ extension SoupStore {
     ///
     /// With `feed`, a dataset still being written is followed as it grows: when the reader has
     /// caught up, it waits for the producer's next batch, until the producer finishes.
-    public func datasetBatches(_ names: [String], batchSize: Int = 1000, firstBatchSize: Int? = nil,
+    public func batches(_ names: [String], batchSize: Int = 1000, firstBatchSize: Int? = nil,
                                feed: (any DatasetFeed)? = nil) -> DatasetBatches {
-        DatasetBatches(store: self, names: names, batchSize: batchSize, firstBatchSize: firstBatchSize ?? batchSize, feed: feed)
+        DatasetBatches(store: store, names: names, batchSize: batchSize, firstBatchSize: firstBatchSize ?? batchSize, feed: feed)
     }
 }
 
@@ -158,7 +168,7 @@ public struct DatasetBatches: AsyncSequence, Sendable {
                         return records
                     }
                 } else {
-                    let page = try await store.datasetRecords(name, afterSeq: cursor, limit: batchSize)
+                    let page = try await store.datasets.records(name, afterSeq: cursor, limit: batchSize)
                     if let last = page.last {
                         cursor = last.seq
                         return page.map(\.record)

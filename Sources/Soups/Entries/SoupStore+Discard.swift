@@ -23,8 +23,8 @@ extension SoupStore {
     public func discardLocalChanges(ids: [Int64], in soupName: String) async throws -> [Int64: DiscardOutcome] {
         var outcomes: [Int64: DiscardOutcome] = [:]
         var pending = Set<Int64>()
-        for sync in try await syncs() {
-            for entry in try await journal(of: sync.name) where entry.soupName == soupName { pending.insert(entry.entryId) }
+        for sync in try await syncs.all() {
+            for entry in try await journal.entries(of: sync.name) where entry.soupName == soupName { pending.insert(entry.entryId) }
         }
         let entries = try await retrieve(ids: ids, from: soupName)
         let confirmed = try await confirmed(ids: ids, in: soupName)

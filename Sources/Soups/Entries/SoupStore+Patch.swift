@@ -85,7 +85,7 @@ extension SoupStore {
             }
         }
         for filter in full { try filter.rebuild(db) }
-        try Self.removeFromJournal(ids: patch.settledJournalIds, db)
+        try SyncJournal.remove(ids: patch.settledJournalIds, db)
         return read
     }
 

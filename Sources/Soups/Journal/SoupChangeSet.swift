@@ -135,8 +135,8 @@ extension SoupStore {
             for (soup, ids) in changes.deletions.sorted(by: { $0.key < $1.key }) {
                 _ = try Self.delete(ids: ids, from: soup, db)
             }
-            try Self.removeFromJournal(ids: changes.settledJournalIds, db)
-            if let sync = changes.syncState { try Self.saveSync(sync, db) }
+            try SyncJournal.remove(ids: changes.settledJournalIds, db)
+            if let sync = changes.syncState { try SyncStates.save(sync, db) }
             return applied
         }, completion: { _, result in
             pending.finish(result)

@@ -2,19 +2,28 @@ import GRDB
 import JSON
 
 extension SoupStore {
+    /// The sync-up journal: every write recorded before it leaves, until its outcome is known.
+    public var journal: SyncJournal { SyncJournal(store: self) }
+}
+
+/// The sync-up journal: every write recorded before it leaves, until its outcome is known. Over the store's own database writer.
+public struct SyncJournal: Sendable {
+    let store: SoupStore
+    var pool: DatabasePool { store.pool }
+
     /// Records writes about to be sent (one transaction); returns their journal ids, in order.
     @discardableResult
-    public func appendToJournal(_ entries: [SyncJournalEntry]) async throws -> [Int64] {
+    public func append(_ entries: [SyncJournalEntry]) async throws -> [Int64] {
         try await pool.write { db in
             var ids: [Int64] = []
             ids.reserveCapacity(entries.count)
             var statement = ChunkStatement { rows in """
                 INSERT INTO sync_journal (syncName, soupName, entryId, operation, objectType, recordId, payload, sentAt,
                                           serverSentAt, settledBy, linkField, linkSoup, linkEntryId, bulkJobId)
-                VALUES \(Array(repeating: "(\(Self.placeholders(14)))", count: rows).joined(separator: ", "))
+                VALUES \(Array(repeating: "(\(SoupStore.placeholders(14)))", count: rows).joined(separator: ", "))
                 """ }
             var payload: [UInt8] = []
-            for chunk in entries.chunked(into: Self.journalRowsPerInsert) {
+            for chunk in entries.chunked(into: Self.rowsPerInsert) {
                 let raw = try statement.statement(db, size: chunk.count)
                 for (position, entry) in chunk.enumerated() {
                     let base = Int32(position * 14)
@@ -45,7 +54,7 @@ extension SoupStore {
     }
 
     /// Journal entries written by one INSERT (14 values each, well under SQLite's variable limit).
-    static let journalRowsPerInsert = 64
+    static let rowsPerInsert = 64
 
     /// Records the Bulk API job that carries the given journal entries (before its data is uploaded).
     public func setBulkJob(_ jobId: String, forJournalIds ids: [Int64]) async throws {
@@ -60,7 +69,7 @@ extension SoupStore {
     /// Moves journal entries' send time and settle-by deadline to an attempt of their request
     /// leaving later than they were stamped (a retry after a refusal, which applied nothing, or a
     /// first attempt that waited for a connection).
-    public func restampJournal(ids: [Int64], sentAt: Int64, serverSentAt: Int64, settledBy: Int64) async throws {
+    public func restamp(ids: [Int64], sentAt: Int64, serverSentAt: Int64, settledBy: Int64) async throws {
         try await pool.write { db in
             for chunk in ids.chunked(into: 500) {
                 try db.execute(sql: "UPDATE sync_journal SET sentAt = ?, serverSentAt = ?, settledBy = ? WHERE id IN (\(chunk.map { _ in "?" }.joined(separator: ",")))",
@@ -70,7 +79,7 @@ extension SoupStore {
     }
 
     /// The writes of a sync still waiting for a confirmed outcome, oldest first.
-    public func journal(of syncName: String) async throws -> [SyncJournalEntry] {
+    public func entries(of syncName: String) async throws -> [SyncJournalEntry] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM sync_journal WHERE syncName = ? ORDER BY id", arguments: [syncName]).map { row in
                 let linkField: String? = row["linkField"]
@@ -79,7 +88,7 @@ extension SoupStore {
                 return SyncJournalEntry(
                     id: row["id"], syncName: row["syncName"], soupName: row["soupName"], entryId: row["entryId"],
                     operation: SyncJournalEntry.Operation(rawValue: row["operation"]) ?? .update, objectType: row["objectType"],
-                    recordId: row["recordId"], payload: try Self.decodeEntry(row["payload"]), sentAt: row["sentAt"],
+                    recordId: row["recordId"], payload: try SoupStore.decodeEntry(row["payload"]), sentAt: row["sentAt"],
                     serverSentAt: row["serverSentAt"], settledBy: row["settledBy"],
                     link: linkField.flatMap { field in
                         linkSoup.flatMap { soup in linkEntryId.map { SyncJournalEntry.Link(field: field, soupName: soup, entryId: $0) } }
@@ -90,11 +99,11 @@ extension SoupStore {
     }
 
     /// Forgets journal entries whose outcome is settled.
-    public func removeFromJournal(ids: [Int64]) async throws {
-        try await pool.write { db in try Self.removeFromJournal(ids: ids, db) }
+    public func remove(ids: [Int64]) async throws {
+        try await pool.write { db in try Self.remove(ids: ids, db) }
     }
 
-    static func removeFromJournal(ids: [Int64], _ db: Database) throws {
+    static func remove(ids: [Int64], _ db: Database) throws {
         // A page's entries were journaled together: their ids come in runs, each one range.
         var single: [Int64] = []
         var ranges: RawStatement?
@@ -116,7 +125,7 @@ extension SoupStore {
             try ranges!.execute()
         }
         for chunk in single.chunked(into: 500) {
-            try db.execute(sql: "DELETE FROM sync_journal WHERE id IN (\(placeholders(chunk.count)))",
+            try db.execute(sql: "DELETE FROM sync_journal WHERE id IN (\(SoupStore.placeholders(chunk.count)))",
                            arguments: StatementArguments(chunk))
         }
     }

@@ -26,8 +26,17 @@ public struct StoredRun: Sendable, Equatable {
 }
 
 extension SoupStore {
+    /// The records of pipeline runs (`pipeline runs`).
+    public var runs: RunRecords { RunRecords(store: self) }
+}
+
+/// The records of pipeline runs (`pipeline runs`). Over the store's own database writer.
+public struct RunRecords: Sendable {
+    let store: SoupStore
+    var pool: DatabasePool { store.pool }
+
     /// Inserts or replaces a run record.
-    public func saveRun(_ run: StoredRun) async throws {
+    public func save(_ run: StoredRun) async throws {
         try await pool.write { db in
             try db.execute(sql: """
                 INSERT OR REPLACE INTO runs (id, pipeline, status, exitCode, startedAt, finishedAt, reportDir, record)
@@ -41,7 +50,7 @@ extension SoupStore {
     /// no run can be running, so these are runs whose process died (a SIGKILL, a crash, a reboot).
     /// Returns their ids.
     @discardableResult
-    public func markDeadRunsKilled() async throws -> [String] {
+    public func markDeadKilled() async throws -> [String] {
         try await pool.write { db in
             let ids = try String.fetchAll(db, sql: "SELECT id FROM runs WHERE status = 'running' ORDER BY startedAt")
             try db.execute(sql: "UPDATE runs SET status = 'killed' WHERE status = 'running'")
@@ -50,7 +59,7 @@ extension SoupStore {
     }
 
     /// Every run, oldest first.
-    public func runs() async throws -> [StoredRun] {
+    public func all() async throws -> [StoredRun] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM runs ORDER BY startedAt, id").map { row in
                 StoredRun(id: row["id"], pipeline: row["pipeline"], status: row["status"], exitCode: row["exitCode"],

@@ -2,11 +2,20 @@ import GRDB
 import JSON
 
 extension SoupStore {
+    /// The named syncs and their states (Mobile Sync's sync states).
+    public var syncs: SyncStates { SyncStates(store: self) }
+}
+
+/// The named syncs and their states (Mobile Sync's sync states). Over the store's own database writer.
+public struct SyncStates: Sendable {
+    let store: SoupStore
+    var pool: DatabasePool { store.pool }
+
     /// Creates a named sync in state NEW, or returns the existing one of that name unchanged (Mobile
     /// SDK creates configured syncs only once). Throws ``SoupStoreError/duplicateSync(_:)`` when
     /// `failIfExists` and the name is taken.
     @discardableResult
-    public func createSync(_ sync: SyncState, failIfExists: Bool = false) async throws -> SyncState {
+    public func create(_ sync: SyncState, failIfExists: Bool = false) async throws -> SyncState {
         try await pool.write { db in
             if let existing = try Self.sync(named: sync.name, db) {
                 if failIfExists { throw SoupStoreError.duplicateSync(sync.name) }
@@ -38,7 +47,7 @@ extension SoupStore {
 
     /// Gives an existing sync the target and options of `sync` (the pipeline file is the source
     /// of truth; Mobile SDK only ever creates a configured sync once), keeping its state.
-    public func redefineSync(_ sync: SyncState) async throws -> Redefinition {
+    public func redefine(_ sync: SyncState) async throws -> Redefinition {
         try await pool.write { db in
             guard let existing = try Self.sync(named: sync.name, db) else { return .unchanged }
             let targetChanged = existing.target != sync.target
@@ -53,7 +62,7 @@ extension SoupStore {
     }
 
     /// The sync of that name; throws ``SoupStoreError/unknownSync(_:)`` when there is none.
-    public func sync(named name: String) async throws -> SyncState {
+    public func state(named name: String) async throws -> SyncState {
         try await pool.read { db in
             guard let sync = try Self.sync(named: name, db) else { throw SoupStoreError.unknownSync(name) }
             return sync
@@ -61,18 +70,18 @@ extension SoupStore {
     }
 
     /// Every sync, by id.
-    public func syncs() async throws -> [SyncState] {
+    public func all() async throws -> [SyncState] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM syncs ORDER BY id").map(Self.syncState)
         }
     }
 
     /// Saves a sync's state (status, progress, sizes, times, error).
-    public func saveSync(_ sync: SyncState) async throws {
-        try await pool.write { db in try Self.saveSync(sync, db) }
+    public func save(_ sync: SyncState) async throws {
+        try await pool.write { db in try Self.save(sync, db) }
     }
 
-    static func saveSync(_ sync: SyncState, _ db: Database) throws {
+    static func save(_ sync: SyncState, _ db: Database) throws {
         try db.execute(sql: """
             UPDATE syncs SET status = ?, progress = ?, totalSize = ?, maxTimeStamp = ?, startTime = ?, endTime = ?, error = ?,
               target = ?, options = ?
@@ -87,7 +96,7 @@ extension SoupStore {
     /// Marks every RUNNING sync STOPPED, as Mobile Sync does when its manager starts: a sync found
     /// RUNNING belongs to a process that died. Returns the names changed.
     @discardableResult
-    public func stopOrphanedSyncs(at now: Int64) async throws -> [String] {
+    public func stopOrphaned(at now: Int64) async throws -> [String] {
         try await pool.write { db in
             let names = try String.fetchAll(db, sql: "SELECT name FROM syncs WHERE status = 'RUNNING' ORDER BY id")
             try db.execute(sql: "UPDATE syncs SET status = 'STOPPED', endTime = ? WHERE status = 'RUNNING'", arguments: [now])

@@ -108,11 +108,11 @@ struct GraphExecutor: Sendable {
             inputs: stage.from, orgSession: orgSession, feed: feed)
         var outcome: StageOutcome
         do {
-            try await store.beginDataset(stage.id, runId: runId)
+            try await store.datasets.begin(stage.id, runId: runId)
             await feed.started(stage.id)
             let result = try await stage.stage.run(in: context)
             // A streamed dataset is never complete in the store: it holds none of it.
-            if !Task.isCancelled, !feed.isStreamed(stage.id) { try await store.finishDataset(stage.id) }
+            if !Task.isCancelled, !feed.isStreamed(stage.id) { try await store.datasets.finish(stage.id) }
             await feed.ended(stage.id, failed: Task.isCancelled)
             outcome = StageOutcome(status: result.hasProblems ? .partial : .succeeded, result: result, durationMs: 0, error: nil, failureKind: nil)
         } catch where Task.isCancelled && control.stopExitCode != nil {

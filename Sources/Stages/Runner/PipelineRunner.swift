@@ -131,7 +131,7 @@ public struct PipelineRunner: Sendable {
         (report.status, report.exitCode) = Self.outcome(of: selected.map { results[$0.id] }, stopCode: control.stopExitCode)
         report.error = report.stages.first { $0.status == .failed }?.error
         if report.status == .stopped {
-            _ = try? await store.stopOrphanedSyncs(at: Timestamp.milliseconds(Date()))
+            _ = try? await store.syncs.stopOrphaned(at: Timestamp.milliseconds(Date()))
         }
         report.finishedAt = Timestamp.iso8601(Date())
         log.emit(.runFinished(status: report.status, exitCode: report.exitCode, reportDir: reportDirectory))
@@ -154,7 +154,7 @@ public struct PipelineRunner: Sendable {
     /// Records the run as running now, so a run that is killed still shows in `pipeline runs`
     /// (as killed, once the next run finds it never finished).
     private func recordStart(runId: String, at startDate: Date, reportDirectory: String, in store: SoupStore) async {
-        try? await store.saveRun(StoredRun(
+        try? await store.runs.save(StoredRun(
             id: runId, pipeline: pipeline.name, status: "running", exitCode: nil, startedAt: Timestamp.iso8601(startDate),
             finishedAt: nil, reportDir: reportDirectory,
             record: ["pipeline": .string(pipeline.name), "runId": .string(runId), "status": "running",
@@ -184,7 +184,7 @@ public struct PipelineRunner: Sendable {
                                      in store: SoupStore) async -> (stage: String, input: String)? {
         for stage in selected {
             for input in stage.from where !selectedIds.contains(input) {
-                let info = try? await store.datasetInfo(input)
+                let info = try? await store.datasets.info(input)
                 guard let info, info.complete else { return (stage.id, input) }
             }
         }
@@ -199,7 +199,7 @@ public struct PipelineRunner: Sendable {
             log.emit(.log(level: .error, stage: nil, message: "cannot write the report in \(report.reportDir): \(error)"))
         }
         log.close()
-        try? await store.saveRun(StoredRun(
+        try? await store.runs.save(StoredRun(
             id: report.runId, pipeline: pipeline.name, status: report.status.rawValue, exitCode: Int(report.exitCode),
             startedAt: report.startedAt, finishedAt: report.finishedAt, reportDir: report.reportDir, record: report.json))
     }
@@ -273,8 +273,8 @@ public struct PipelineRunner: Sendable {
     private func prepare(_ store: SoupStore, log: RunLog) async throws {
         for soup in pipeline.soups { try await store.registerSoup(soup) }
         for sync in pipeline.syncs {
-            try await store.createSync(sync.initialState)
-            switch try await store.redefineSync(sync.initialState) {
+            try await store.syncs.create(sync.initialState)
+            switch try await store.syncs.redefine(sync.initialState) {
             case .unchanged: break
             case .options:
                 log.emit(.log(level: .info, stage: nil, message: "sync \(sync.name): its options changed in the pipeline's syncs; the stored sync now has them"))
@@ -283,10 +283,10 @@ public struct PipelineRunner: Sendable {
                               + (sync.initialState.type == .syncDown ? ", and its next sync down fetches everything (maxTimeStamp reset)" : "")))
             }
         }
-        for id in try await store.markDeadRunsKilled() {
+        for id in try await store.runs.markDeadKilled() {
             log.emit(.log(level: .warning, stage: nil, message: "run \(id) never finished (its process died); it is recorded as killed"))
         }
-        let stopped = try await store.stopOrphanedSyncs(at: Timestamp.milliseconds(Date()))
+        let stopped = try await store.syncs.stopOrphaned(at: Timestamp.milliseconds(Date()))
         for name in stopped {
             log.emit(.log(level: .warning, stage: nil, message: "sync \(name) was RUNNING when its process died; it is now STOPPED and resumes on its next run"))
         }

@@ -37,7 +37,7 @@ public struct StageContext: Sendable {
     /// batches start that small and double up to `batchSize`, so a stage that writes each batch
     /// can work on the second while the first is written even when its input is short.
     public func inputBatches(batchSize: Int = 1000, firstBatchSize: Int? = nil) -> PrefetchingBatches {
-        PrefetchingBatches(base: store.datasetBatches(inputs, batchSize: batchSize, firstBatchSize: firstBatchSize,
+        PrefetchingBatches(base: store.datasets.batches(inputs, batchSize: batchSize, firstBatchSize: firstBatchSize,
                                                       feed: StageFeed.Reader(feed: feed, stage: stageId)))
     }
 
@@ -50,7 +50,7 @@ public struct StageContext: Sendable {
         if feed.isStreamed(stageId) {
             await feed.appended(stageId, records: records, last: nil)
         } else {
-            let last = try await store.appendToDataset(stageId, records: records)
+            let last = try await store.datasets.append(stageId, records: records)
             await feed.appended(stageId, records: records, last: last)
         }
     }

@@ -15,7 +15,7 @@ public actor SyncStateTracker {
         self.store = store
         self.progress = progress
         do {
-            state = try await store.sync(named: name)
+            state = try await store.syncs.state(named: name)
         } catch SoupStoreError.unknownSync {
             throw StageFailure(.invalidInput, "sync \"\(name)\" does not exist")
         }
@@ -61,7 +61,7 @@ public actor SyncStateTracker {
     public func raiseMaxTimeStamp(to milliseconds: Int64) async throws {
         guard milliseconds > state.maxTimeStamp else { return }
         state.maxTimeStamp = milliseconds
-        try await store.saveSync(state)
+        try await store.syncs.save(state)
     }
 
     /// Replaces `maxTimeStamp` (e.g. to step back before a resume).
@@ -82,7 +82,7 @@ public actor SyncStateTracker {
     }
 
     private func save() async throws {
-        try await store.saveSync(state)
+        try await store.syncs.save(state)
         progress.update(sync: state.name, status: state.status.rawValue, progress: state.progress, totalSize: state.totalSize)
     }
 

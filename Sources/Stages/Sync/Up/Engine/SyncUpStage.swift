@@ -96,7 +96,7 @@ public struct SyncUpStage: Stage {
     }
 
     public func run(in context: StageContext) async throws -> StageResult {
-        if inline { try await context.store.createSync(sync.initialState) }
+        if inline { try await context.store.syncs.create(sync.initialState) }
         return try await Self.syncUp(target, sync: sync.name, mergeMode: MergeMode(options: sync.options), strategy: strategy,
                                      bulkThreshold: bulkThreshold, bulkJobRecords: bulkJobRecords, pageSize: pageSize,
                                      maxInFlight: maxInFlight, minApiRemainingPercent: minApiRemainingPercent,

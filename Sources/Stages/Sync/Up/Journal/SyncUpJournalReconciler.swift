@@ -85,7 +85,7 @@ struct SyncUpJournalReconciler {
         }
 
         mutating func load() async throws {
-            journal = try await store.journal(of: reconciler.syncName)
+            journal = try await store.journal.entries(of: reconciler.syncName)
             if let soups = target.journalSoups { journal = journal.filter { soups.contains($0.soupName) } }
             var wanted: [String: Set<Int64>] = [:]
             for entry in journal {

@@ -17,7 +17,7 @@ extension SyncUpSender {
         do {
             result = try await client.bulkIngest(object: object, operation: operationName, externalIdField: kind == .upsert ? field : nil,
                                                  columns: columns, rows: rows) { jobId in
-                try await store.setBulkJob(jobId, forJournalIds: journalIds)
+                try await store.journal.setBulkJob(jobId, forJournalIds: journalIds)
                 started.value = true
             }
         } catch let error as OrgClientError where started.value {

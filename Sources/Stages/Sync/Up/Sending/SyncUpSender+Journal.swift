@@ -53,7 +53,7 @@ extension SyncUpSender {
                                     payload: payload, sentAt: times.sentAt, serverSentAt: times.serverSentAt, settledBy: times.settledBy,
                                     link: link, bulkJobId: bulkJobId)
         }
-        let ids = try await store.appendToJournal(entries)
+        let ids = try await store.journal.append(entries)
         return (Dictionary(zip(operations.lazy.map(\.key), ids), uniquingKeysWith: { $1 }), times.sentAt)
     }
 }

@@ -189,7 +189,7 @@ struct SyncUpSender {
             attempts.value += 1
             let times = await sendTimes()
             guard times.sentAt - lastStamp.value > Self.stampMarginMs / 2 else { return }
-            try await store.restampJournal(ids: ids, sentAt: times.sentAt, serverSentAt: times.serverSentAt, settledBy: times.settledBy)
+            try await store.journal.restamp(ids: ids, sentAt: times.sentAt, serverSentAt: times.serverSentAt, settledBy: times.settledBy)
             lastStamp.value = times.sentAt
         }
         do {
