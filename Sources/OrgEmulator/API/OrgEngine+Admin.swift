@@ -35,7 +35,7 @@ extension OrgEngine {
     /// `GET /emulator/stats`: requests by kind, writes and in flight, records by object, the
     /// daily request counter and the clock's offset.
     func statsBody() -> JSONValue {
-        let counts = (try? read { db in try RecordStore.counts(db) }) ?? [:]
+        let counts = (try? read(in: nil) { db in try RecordStore.counts(db) }) ?? [:]
         var records = JSONObject()
         for name in schema.objects.filter({ !$0.tooling }).map(\.name).sorted() { records[name] = .integer(Int64(counts[name] ?? 0)) }
         var byKind = JSONObject()

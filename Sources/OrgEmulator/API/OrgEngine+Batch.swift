@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import JSON
 
 extension OrgEngine {
@@ -9,7 +10,7 @@ extension OrgEngine {
     /// urls like `v62.0/sobjects/Account/001…`), each run on its own — no shared transaction, no
     /// references — answered as `{"hasErrors", "results": [{"statusCode", "result"}]}`. With
     /// `haltOnError`, those after a failure answer 412 BATCH_PROCESSING_HALTED.
-    func batch(_ request: EmulatorRequest) throws(APIError) -> EmulatorResponse {
+    func batch(_ request: EmulatorRequest, in outer: Database?) throws(APIError) -> EmulatorResponse {
         let body = try request.jsonBody()
         guard let subrequests = body["batchRequests"]?.arrayValue, !subrequests.isEmpty else {
             throw APIError.badJSON("'batchRequests' is a required field.")
@@ -26,14 +27,14 @@ extension OrgEngine {
                                                                "message": "Batch processing halted per request"]]])
                 continue
             }
-            let response = runBatchSubrequest(subrequest)
+            let response = runBatchSubrequest(subrequest, in: outer)
             hasErrors = hasErrors || response.status >= 400
             results.append(["statusCode": .integer(Int64(response.status)), "result": response.jsonBody])
         }
         return .json(200, ["hasErrors": .bool(hasErrors), "results": .array(results)])
     }
 
-    private func runBatchSubrequest(_ subrequest: JSONValue) -> EmulatorResponse {
+    private func runBatchSubrequest(_ subrequest: JSONValue, in outer: Database?) -> EmulatorResponse {
         guard let method = subrequest["method"]?.stringValue, let url = subrequest["url"]?.stringValue else {
             return .error(APIError(400, "INVALID_BATCH_REQUEST", "Each batch request needs a method and a url."))
         }
@@ -51,6 +52,6 @@ extension OrgEngine {
         }
         guard let (route, parameters, rest) = Self.restRoute(method, path: parts) else { return .error(.notFound) }
         return respond(route, RoutedRequest(request: inner, version: String(parts[2].dropFirst()), parameters: parameters,
-                                            rest: rest, parts: Array(parts.dropFirst(3)), username: nil))
+                                            rest: rest, parts: Array(parts.dropFirst(3)), username: nil, database: outer))
     }
 }

@@ -84,7 +84,7 @@ extension OrgEngine {
         let lineEnding = body["lineEnding"]?.stringValue ?? "LF"
         guard lineEnding == "LF" || lineEnding == "CRLF" else { throw APIError(400, "INVALIDJOB", "Invalid lineEnding: \(lineEnding)") }
         let now = clock.now()
-        let creator = try? read { db in try currentUserId(db) }
+        let creator = try? read(in: nil) { db in try currentUserId(db) }
         let id = jobs.newId(prefix: "750")
         if kind == .ingest {
             guard let objectName = body["object"]?.stringValue else { throw APIError(400, "INVALIDJOB", "InvalidJob : object is required") }
@@ -114,7 +114,7 @@ extension OrgEngine {
         guard plan.subqueries.isEmpty, plan.query.select.allSatisfy({ $0.fieldPath != nil }) else {
             throw APIError(400, "API_ERROR", "FeatureNotEnabled : Bulk API 2.0 query jobs do not support subqueries or aggregates")
         }
-        let (_, views) = try matchingRecords(plan, includeDeleted: operation == "queryAll", parentIds: nil)
+        let (_, views) = try matchingRecords(plan, includeDeleted: operation == "queryAll", parentIds: nil, in: nil)
         var job = BulkJob(id: id, kind: .query, operation: operation, object: plan.object.name, state: "JobComplete",
                           columnDelimiter: columnDelimiter, lineEnding: lineEnding, createdDate: now, systemModstamp: now, apiVersion: version)
         if let creator { job.createdById = creator }
@@ -252,7 +252,7 @@ extension OrgEngine {
         var results: [(row: [String], id: String, created: Bool, error: APIError?)] = []
         results.reserveCapacity(rows.count)
         do {
-            try writeBlock { db in
+            try writeBlock(in: nil) { db in
                 var ids = operation == "insert" ? try RecordStore.reserveIds(db, prefix: object.keyPrefix, count: rows.count) : nil
                 let idColumn = columns.firstIndex { if case .id = $0 { true } else { false } }
                 for row in rows {

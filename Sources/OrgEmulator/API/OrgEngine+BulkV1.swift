@@ -152,7 +152,7 @@ extension OrgEngine {
         if job.operation == "query" || job.operation == "queryAll" {
             do {
                 let plan = try QueryPlan(query: try SOQL.parseQuery(text), text: text, schema: schema)
-                let (_, views) = try matchingRecords(plan, includeDeleted: job.operation == "queryAll", parentIds: nil)
+                let (_, views) = try matchingRecords(plan, includeDeleted: job.operation == "queryAll", parentIds: nil, in: nil)
                 let paths = plan.query.select.compactMap(\.fieldPath)
                 var csv = CSVLine.encode(paths.map(\.description), quoteAll: true) + "\n"
                 for view in views {

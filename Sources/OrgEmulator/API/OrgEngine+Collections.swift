@@ -11,7 +11,7 @@ extension OrgEngine {
 
     /// The records of `ids` (`null` for one that does not exist), with `fields` (all when empty).
     func retrieve(_ object: ObjectSchema, ids: [String], fields: [String], limit: Int = collectionLimit,
-                  version: String) throws(APIError) -> EmulatorResponse {
+                  version: String, in outer: Database?) throws(APIError) -> EmulatorResponse {
         guard !ids.isEmpty, ids.count <= limit else {
             throw APIError(400, "EXCEEDED_ID_LIMIT", "record limit reached. cannot submit more than \(limit) records into this call")
         }
@@ -19,7 +19,7 @@ extension OrgEngine {
         // Read in one go, only the fields asked for; an id that is malformed, of another object,
         // missing or deleted gives null.
         let normalized = ids.map { id in SalesforceId.normalize(id).flatMap { SalesforceId.prefix(of: $0) == object.keyPrefix ? $0 : nil } }
-        let records = try transaction { db throws(APIError) -> [JSONValue] in
+        let records = try transaction(in: outer) { db throws(APIError) -> [JSONValue] in
             let found: [String: StoredRecord]
             do {
                 let stored = try RecordStore.fetch(db, ids: Array(Set(normalized.compactMap { $0 })), keeping: Set(selected))
@@ -37,15 +37,15 @@ extension OrgEngine {
 
     /// `/composite/sobjects[/…]`, as routed.
     func collections(_ r: RoutedRequest) throws(APIError) -> EmulatorResponse {
-        try collections(r.request, version: r.version, parts: Array(r.parts.dropFirst(2)))
+        try collections(r.request, version: r.version, parts: Array(r.parts.dropFirst(2)), in: r.database)
     }
 
-    func collections(_ request: EmulatorRequest, version: String, parts: [String]) throws(APIError) -> EmulatorResponse {
+    func collections(_ request: EmulatorRequest, version: String, parts: [String], in outer: Database?) throws(APIError) -> EmulatorResponse {
         switch (request.method, parts.count) {
         case ("GET", 1):
             let ids = (request.query["ids"] ?? "").split(separator: ",").map(String.init)
             let fields = (request.query["fields"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-            return try retrieve(try object(named: parts[0]), ids: ids, fields: fields, version: version)
+            return try retrieve(try object(named: parts[0]), ids: ids, fields: fields, version: version, in: outer)
         case ("POST", 1):
             // The retrieve for id lists too long for a URL: {"ids": [...], "fields": [...]}.
             let body = try request.jsonBody()
@@ -53,7 +53,7 @@ extension OrgEngine {
                   !fields.isEmpty else {
                 throw APIError(400, "INVALID_FIELD", "The request body needs \"ids\" and \"fields\" arrays of strings.", fields: [])
             }
-            return try retrieve(try object(named: parts[0]), ids: ids, fields: fields, limit: Self.retrieveBodyLimit, version: version)
+            return try retrieve(try object(named: parts[0]), ids: ids, fields: fields, limit: Self.retrieveBodyLimit, version: version, in: outer)
         case ("POST", 0), ("PATCH", 0), ("PATCH", 2):
             let body = try request.jsonBody()
             guard let records = body["records"]?.arrayValue else { throw APIError.badJSON("'records' is a required field.") }
@@ -75,7 +75,7 @@ extension OrgEngine {
             let reserve = { (db: Database) throws in
                 for (prefix, count) in creates { reserved[prefix] = try RecordStore.reserveIds(db, prefix: prefix, count: count) }
             }
-            return .json(200, .array(try runCollection(records.count, allOrNone: allOrNone, before: reserve, savepoints: false) { db, index throws(APIError) -> JSONObject in
+            return .json(200, .array(try runCollection(records.count, allOrNone: allOrNone, before: reserve, savepoints: false, in: outer) { db, index throws(APIError) -> JSONObject in
                 guard let record = records[index].objectValue else { throw APIError(400, "INVALID_FIELD", "record is not an object", fields: []) }
                 if let (object, field) = upsertTarget {
                     guard let key = record[field].map({ $0.stringValue ?? ($0.isNull ? "" : $0.jsonString) }) ?? (field.lowercased() == "id" ? "" : nil) else {
@@ -112,7 +112,7 @@ extension OrgEngine {
                 throw APIError(400, "EXCEEDED_ID_LIMIT", "record limit reached. cannot submit more than \(Self.collectionLimit) records into this call")
             }
             let allOrNone = request.query["allOrNone"] == "true"
-            return .json(200, .array(try runCollection(ids.count, allOrNone: allOrNone, savepoints: true) { db, index throws(APIError) -> JSONObject in
+            return .json(200, .array(try runCollection(ids.count, allOrNone: allOrNone, savepoints: true, in: outer) { db, index throws(APIError) -> JSONObject in
                 try deleteRecord(db, object: nil, id: ids[index])
                 return ["id": .string(SalesforceId.normalize(ids[index]) ?? ids[index]), "success": true, "errors": []]
             }))
@@ -129,13 +129,13 @@ extension OrgEngine {
     ///   - savepoints: each record under a savepoint of its own, for operations that may fail
     ///     after writing (a delete's cascade); creates, updates and upserts write only once every
     ///     check has passed, and go without.
-    func runCollection(_ count: Int, allOrNone: Bool, before: (Database) throws -> Void = { _ in }, savepoints: Bool,
+    func runCollection(_ count: Int, allOrNone: Bool, before: (Database) throws -> Void = { _ in }, savepoints: Bool, in outer: Database?,
                        _ operation: (Database, Int) throws(APIError) -> JSONObject) throws(APIError) -> [JSONValue] {
         var results: [JSONObject] = []
         var failed = false
         let recordFaults = (0..<count).map { _ in faults.recordError() }
         do {
-            try writeBlock { db in
+            try writeBlock(in: outer) { db in
                 try before(db)
                 for index in 0..<count {
                     do {
@@ -174,24 +174,20 @@ extension OrgEngine {
 extension OrgEngine {
     /// Runs `body` in a write transaction — or, inside a Composite request, in a savepoint of the
     /// composite's transaction — rolled back when it throws.
-    func writeBlock(_ body: (Database) throws -> Void) throws {
-        if let ambient = ambientDatabase {
-            try ambient.execute(sql: "SAVEPOINT block")
+    func writeBlock(in outer: Database?, _ body: (Database) throws -> Void) throws {
+        if let outer {
+            try outer.execute(sql: "SAVEPOINT block")
             do {
-                try body(ambient)
-                try ambient.execute(sql: "RELEASE SAVEPOINT block")
+                try body(outer)
+                try outer.execute(sql: "RELEASE SAVEPOINT block")
             } catch {
-                try ambient.execute(sql: "ROLLBACK TO SAVEPOINT block")
-                try ambient.execute(sql: "RELEASE SAVEPOINT block")
+                try outer.execute(sql: "ROLLBACK TO SAVEPOINT block")
+                try outer.execute(sql: "RELEASE SAVEPOINT block")
                 throw error
             }
             return
         }
-        try store.queue.write { db in
-            ambientDatabase = db
-            defer { ambientDatabase = nil }
-            try body(db)
-        }
+        try store.queue.write { db in try body(db) }
     }
 }
 

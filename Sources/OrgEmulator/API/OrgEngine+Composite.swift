@@ -8,7 +8,7 @@ extension OrgEngine {
     static let compositeLimit = 25
     static let heavySubrequestLimit = 5
 
-    func composite(_ request: EmulatorRequest, version: String) throws(APIError) -> EmulatorResponse {
+    func composite(_ request: EmulatorRequest, version: String, in outer: Database?) throws(APIError) -> EmulatorResponse {
         let body = try request.jsonBody()
         guard let subrequests = body["compositeRequest"]?.arrayValue else {
             throw APIError.badJSON("'compositeRequest' is a required field.")
@@ -28,7 +28,7 @@ extension OrgEngine {
         }
         let allOrNone = body["allOrNone"]?.boolValue ?? false
         try validateSubrequests(subrequests)
-        let (responses, _) = try runSubrequests(subrequests, allOrNone: allOrNone)
+        let (responses, _) = try runSubrequests(subrequests, allOrNone: allOrNone, in: outer)
         return .json(200, ["compositeResponse": .array(responses.map(JSONValue.object))])
     }
 
@@ -63,17 +63,17 @@ extension OrgEngine {
     /// Runs subrequests in order in one transaction. With `allOrNone`, the first failure rolls
     /// everything back and every other subrequest reports PROCESSING_HALTED.
     /// - Returns: the composite responses, and whether any subrequest failed.
-    func runSubrequests(_ subrequests: [JSONValue], allOrNone: Bool) throws(APIError) -> ([JSONObject], Bool) {
+    func runSubrequests(_ subrequests: [JSONValue], allOrNone: Bool, in outer: Database?) throws(APIError) -> ([JSONObject], Bool) {
         var responses: [JSONObject] = []
         var failed = false
         do {
-            try exclusiveWrite { db in
+            try exclusiveWrite(in: outer) { db in
                 var results: [String: JSONValue] = [:]
                 for subrequest in subrequests {
                     let referenceId = subrequest["referenceId"]!.stringValue!
                     var response: EmulatorResponse
                     do {
-                        response = try runSubrequest(subrequest, results: results)
+                        response = try runSubrequest(subrequest, results: results, in: db)
                     } catch let error as APIError {
                         response = .error(error)
                     }
@@ -108,7 +108,7 @@ extension OrgEngine {
     }
 
     /// Resolves references in one subrequest and runs it through the REST router.
-    private func runSubrequest(_ subrequest: JSONValue, results: [String: JSONValue]) throws(APIError) -> EmulatorResponse {
+    private func runSubrequest(_ subrequest: JSONValue, results: [String: JSONValue], in db: Database) throws(APIError) -> EmulatorResponse {
         let url = try Self.resolveReferences(in: subrequest["url"]!.stringValue!, results: results)
         let (path, query) = Self.splitURL(url)
         let parts = Self.components(path)
@@ -130,7 +130,7 @@ extension OrgEngine {
             return .error(fault)
         }
         return respond(route, RoutedRequest(request: request, version: String(parts[2].dropFirst()), parameters: parameters,
-                                            rest: rest, parts: Array(parts.dropFirst(3)), username: nil))
+                                            rest: rest, parts: Array(parts.dropFirst(3)), username: nil, database: db))
     }
 
     /// Splits `/path?a=b&c=d` into the path and its decoded query parameters.

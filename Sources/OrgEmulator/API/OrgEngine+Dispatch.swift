@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import JSON
 
 extension OrgEngine {
@@ -36,13 +37,11 @@ extension OrgEngine {
     /// Answers a write request inside one transaction, rolled back whole when the request's
     /// deadline has passed by the time it would commit: nothing of a request answered
     /// REQUEST_RUNNING_TOO_LONG is ever applied, however long it queued or ran.
-    func routeWithinDeadline(arrival: ContinuousClock.Instant, _ answer: () -> EmulatorResponse) -> EmulatorResponse {
+    func routeWithinDeadline(arrival: ContinuousClock.Instant, _ answer: (Database) -> EmulatorResponse) -> EmulatorResponse {
         var response = EmulatorResponse(status: 500)
         do {
             try store.queue.write { db in
-                ambientDatabase = db
-                defer { ambientDatabase = nil }
-                response = answer()
+                response = answer(db)
                 if clock.instant() - arrival > requestDeadline { throw DeadlinePassed() }
             }
         } catch is DeadlinePassed {
@@ -85,10 +84,10 @@ extension OrgEngine {
 
     /// `GET /limits/recordCount?sObjects=Account,Contact`: live records per object that has any
     /// (of those named, or of every object), as `{"sObjects": [{"count", "name"}]}`.
-    func recordCount(_ request: EmulatorRequest) throws(APIError) -> EmulatorResponse {
+    func recordCount(_ request: EmulatorRequest, in outer: Database?) throws(APIError) -> EmulatorResponse {
         let counts: [String: Int]
         do {
-            counts = try read { db in try RecordStore.counts(db) }
+            counts = try read(in: outer) { db in try RecordStore.counts(db) }
         } catch {
             throw APIError.unexpected(error)
         }

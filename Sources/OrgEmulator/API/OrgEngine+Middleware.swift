@@ -83,7 +83,11 @@ extension OrgEngine {
             // A write request is one transaction that commits only inside the deadline, as an org
             // stops and rolls back a request running too long (Bulk jobs run apart, as in an org).
             guard match.isWrite && match.kind != .bulk else { return respond(match) }
-            return routeWithinDeadline(arrival: match.routed.request.arrival) { respond(match) }
+            return routeWithinDeadline(arrival: match.routed.request.arrival) { db in
+                var scoped = match
+                scoped.routed.database = db
+                return respond(scoped)
+            }
         }
         return await run(next, match)
     }

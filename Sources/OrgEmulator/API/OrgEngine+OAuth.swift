@@ -89,7 +89,7 @@ extension OrgEngine {
     }
 
     func userId(for username: String) -> String {
-        (try? read { db in
+        (try? read(in: nil) { db in
             try String.fetchOne(db, sql: "SELECT id FROM records WHERE type = 'User' AND json_extract(data, '$.Username') = ?", arguments: [username])
         }) ?? nil ?? orgId
     }

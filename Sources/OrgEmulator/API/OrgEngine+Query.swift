@@ -9,10 +9,10 @@ import SOQL
 extension OrgEngine {
     static let childPageSize = 200
 
-    func query(_ request: EmulatorRequest, version: String, parts: [String]) throws(APIError) -> EmulatorResponse {
+    func query(_ request: EmulatorRequest, version: String, parts: [String], in outer: Database?) throws(APIError) -> EmulatorResponse {
         let includeDeleted = parts[0] == "queryAll"
         if parts.count == 2 {
-            return .json(200, try nextPage(locator: parts[1]))
+            return .json(200, try nextPage(locator: parts[1], in: outer))
         }
         guard let text = request.query["q"], !text.isEmpty else {
             throw APIError(400, "MALFORMED_QUERY", "A query string has to be specified")
@@ -22,20 +22,20 @@ extension OrgEngine {
             let digits = options[range.upperBound...].prefix { $0.isNumber }
             if let value = Int(digits) { batchSize = min(2000, max(200, value)) }
         }
-        return .json(200, try runQuery(text, includeDeleted: includeDeleted, batchSize: batchSize, version: version))
+        return .json(200, try runQuery(text, includeDeleted: includeDeleted, batchSize: batchSize, version: version, in: outer))
     }
 
     /// Parses, checks and runs a query; the first page of results.
-    func runQuery(_ text: String, includeDeleted: Bool, batchSize: Int, version: String) throws(APIError) -> JSONValue {
+    func runQuery(_ text: String, includeDeleted: Bool, batchSize: Int, version: String, in outer: Database?) throws(APIError) -> JSONValue {
         let plan: QueryPlan
         do {
             plan = try QueryPlan(query: try SOQL.parseQuery(text), text: text, schema: schema)
         } catch {
             throw APIError(400, error.errorCode.rawValue, error.message)
         }
-        if !plan.query.groupBy.isEmpty { return try groupedResult(plan, includeDeleted: includeDeleted) }
+        if !plan.query.groupBy.isEmpty { return try groupedResult(plan, includeDeleted: includeDeleted, in: outer) }
         // The selected fields are read when a page is shaped: matching reads only what it filters and orders on.
-        let (records, views) = try matchingRecords(plan, includeDeleted: includeDeleted, parentIds: nil, selecting: false)
+        let (records, views) = try matchingRecords(plan, includeDeleted: includeDeleted, parentIds: nil, selecting: false, in: outer)
         if plan.query.select.contains(where: { if case .count = $0 { return true }; return false }) {
             return ["totalSize": .integer(Int64(records.count)), "done": true, "records": []]
         }
@@ -44,21 +44,22 @@ extension OrgEngine {
         }
         var cursor = QueryCursor(plan: plan, ids: records.map(\.id), position: 0, batchSize: batchSize,
                                  totalSize: records.count, version: version)
-        return try page(&cursor)
+        return try page(&cursor, in: outer)
     }
 
     /// The records a plan selects, filtered, ordered, offset and limited, with their evaluation
     /// views (fields plus nested parents). `parentIds` narrows a child query to those parents.
     /// Without `selecting`, the views hold only what the plan filters, orders and aggregates on,
     /// not the fields it selects.
-    func matchingRecords(_ plan: QueryPlan, includeDeleted: Bool, parentIds: (field: String, ids: [String])?, selecting: Bool = true) throws(APIError)
+    func matchingRecords(_ plan: QueryPlan, includeDeleted: Bool, parentIds: (field: String, ids: [String])?, selecting: Bool = true,
+                         in outer: Database?) throws(APIError)
         -> ([StoredRecord], [JSONObject])
     {
         do {
             // Only the fields the plan reads are parsed: callers shape the records they keep from
             // their ids.
             let keeping = Self.fieldsRead(by: plan, alsoReading: parentIds?.field, selecting: selecting)
-            return try read { db in
+            return try read(in: outer) { db in
                 let records = try parentIds.map { try RecordStore.fetchChildren(db, type: plan.object.name, field: $0.field, parentIds: $0.ids, keeping: keeping) }
                     ?? RecordStore.fetchAll(db, type: plan.object.name, includeDeleted: includeDeleted, keeping: keeping)
                 var cache: [String: StoredRecord?] = [:]
@@ -100,7 +101,7 @@ extension OrgEngine {
             case .comparison(let comparison):
                 guard case .subquery(let subquery) = comparison.operand, values[subquery] == nil else { return }
                 let plan = try QueryPlan(query: subquery, text: subquery.description, schema: schema)
-                let (_, views) = try matchingRecords(plan, includeDeleted: false, parentIds: nil)
+                let (_, views) = try matchingRecords(plan, includeDeleted: false, parentIds: nil, in: db)
                 guard case .field(let path)? = subquery.select.first else { return }
                 values[subquery] = views.map { SOQLEvaluator.nestedValue(in: $0, at: path) ?? .null }
             }
@@ -110,14 +111,15 @@ extension OrgEngine {
     }
 
     /// A page of the cursor's records, shaped as the API returns them.
-    func page(_ cursor: inout QueryCursor) throws(APIError) -> JSONValue {
+    func page(_ cursor: inout QueryCursor, in outer: Database?) throws(APIError) -> JSONValue {
         let start = cursor.position
         let end = min(start + cursor.batchSize, cursor.end)
         let records: [JSONValue]
         if let children = cursor.childRecords {
             records = Array(children[(start - cursor.first)..<(end - cursor.first)])
         } else {
-            records = try shape(ids: Array(cursor.ids[(start - cursor.first)..<(end - cursor.first)]), plan: cursor.plan, version: cursor.version)
+            records = try shape(ids: Array(cursor.ids[(start - cursor.first)..<(end - cursor.first)]), plan: cursor.plan, version: cursor.version,
+                                in: outer)
         }
         cursor.position = end
         var result = JSONObject()
@@ -145,31 +147,32 @@ extension OrgEngine {
 
     /// The page a locator names. As in an org, one cursor serves every page of a query, and a
     /// page can be fetched again (a client retrying a lost answer) until the cursor expires.
-    func nextPage(locator: String) throws(APIError) -> JSONValue {
+    func nextPage(locator: String, in outer: Database?) throws(APIError) -> JSONValue {
         let invalid = APIError(400, "INVALID_QUERY_LOCATOR", "invalid query locator")
         guard let dash = locator.lastIndex(of: "-"), let position = Int(locator[locator.index(after: dash)...]),
               var cursor = cursors.cursor(String(locator[..<dash])), position > 0, position >= cursor.first,
               position < cursor.end else { throw invalid }
         cursor.position = position
-        return try page(&cursor)
+        return try page(&cursor, in: outer)
     }
 
     /// Records in the API's shape: `attributes`, the selected fields in order, nested parents
     /// (`null` when the lookup is empty) and child subquery results (`null` when there are none).
-    func shape(ids: [String], plan: QueryPlan, version: String) throws(APIError) -> [JSONValue] {
+    func shape(ids: [String], plan: QueryPlan, version: String, in outer: Database?) throws(APIError) -> [JSONValue] {
         var shaped: [JSONValue] = []
         let records: [StoredRecord]
         do {
             // Only the fields the plan reads are parsed (wide records, narrow select lists).
             let keeping = Self.fieldsRead(by: plan, alsoReading: nil)
-            records = try read { db in try RecordStore.fetch(db, ids: ids, keeping: keeping) }
+            records = try read(in: outer) { db in try RecordStore.fetch(db, ids: ids, keeping: keeping) }
         } catch {
             throw APIError.unexpected(error)
         }
         var children: [String: [(String, JSONValue)]] = [:]
         for subquery in plan.subqueries {
-            let (childRecords, _) = try matchingRecords(subquery.plan, includeDeleted: false, parentIds: (subquery.relationship.field, ids), selecting: false)
-            let childShaped = try shape(ids: childRecords.map(\.id), plan: subquery.plan, version: version)
+            let (childRecords, _) = try matchingRecords(subquery.plan, includeDeleted: false, parentIds: (subquery.relationship.field, ids), selecting: false,
+                                                          in: outer)
+            let childShaped = try shape(ids: childRecords.map(\.id), plan: subquery.plan, version: version, in: outer)
             var byParent: [String: [JSONValue]] = [:]
             for (record, value) in zip(childRecords, childShaped) {
                 if let parent = record.fields[subquery.relationship.field]?.stringValue { byParent[parent, default: []].append(value) }
@@ -180,14 +183,14 @@ extension OrgEngine {
                 guard !list.isEmpty else { children[id, default: []].append((subquery.name, .null)); continue }
                 var cursor = QueryCursor(plan: subquery.plan, ids: [], position: 0, batchSize: Self.childPageSize,
                                          totalSize: list.count, version: version, childRecords: list)
-                children[id, default: []].append((subquery.name, try page(&cursor)))
+                children[id, default: []].append((subquery.name, try page(&cursor, in: outer)))
             }
         }
         // Every record's parents in one read (a read per record cost a transaction each).
         let chains = Self.relationshipChains(plan)
         let views: [JSONObject]
         do {
-            views = try read { db in
+            views = try read(in: outer) { db in
                 var cache: [String: StoredRecord?] = [:]
                 return try records.map { record in try attachParents(to: record, object: plan.object, chains: chains, db: db, cache: &cache, version: version) }
             }
@@ -315,12 +318,12 @@ extension OrgEngine {
     /// `GROUP BY`: one AggregateResult row per distinct combination of the grouped values (in
     /// order of first appearance, or by `ORDER BY` on grouped fields), with those values under
     /// their field names; `OFFSET` and `LIMIT` count rows.
-    func groupedResult(_ plan: QueryPlan, includeDeleted: Bool) throws(APIError) -> JSONValue {
+    func groupedResult(_ plan: QueryPlan, includeDeleted: Bool, in outer: Database?) throws(APIError) -> JSONValue {
         var unordered = plan.query
         unordered.orderBy = []
         unordered.limit = nil
         unordered.offset = nil
-        let (_, views) = try matchingRecords(QueryPlan(copying: plan, query: unordered), includeDeleted: includeDeleted, parentIds: nil)
+        let (_, views) = try matchingRecords(QueryPlan(copying: plan, query: unordered), includeDeleted: includeDeleted, parentIds: nil, in: outer)
         var groups: [[JSONValue]: [JSONObject]] = [:]
         var keys: [[JSONValue]] = []
         for view in views {

@@ -222,16 +222,15 @@ extension OrgEngine {
         return .object(JSONObject(uniqueKeysWithValues: [("attributes", attributes)] + selected.map { ($0, record.fields[$0] ?? .null) }))
     }
 
-    /// Runs `body` in one write transaction, rolled back when it throws. Inside a Composite
-    /// request the composite's own transaction is used, under a savepoint per call.
-    func transaction<T>(_ body: (Database) throws(APIError) -> T) throws(APIError) -> T {
+    /// Runs `body` in one write transaction, rolled back when it throws — or, given the open
+    /// transaction of the request it runs in (`outer`: a write request's, a Composite's), under a
+    /// savepoint of that one.
+    func transaction<T>(in outer: Database?, _ body: (Database) throws(APIError) -> T) throws(APIError) -> T {
         do {
-            if let ambient = ambientDatabase {
-                return try ambient.withRecordSavepoint { () throws(APIError) -> T in try body(ambient) }
+            if let outer {
+                return try outer.withRecordSavepoint { () throws(APIError) -> T in try body(outer) }
             }
             return try store.queue.write { db in
-                ambientDatabase = db
-                defer { ambientDatabase = nil }
                 do {
                     return try body(db)
                 } catch let error as APIError {
@@ -247,38 +246,31 @@ extension OrgEngine {
         }
     }
 
-    /// Runs a read, inside the composite transaction when there is one.
-    /// Nested reads reuse the open connection: GRDB connections are not reentrant.
-    func read<T>(_ body: (Database) throws -> T) throws -> T {
-        if let ambient = ambientDatabase { return try body(ambient) }
-        return try store.queue.read { db in
-            ambientDatabase = db
-            defer { ambientDatabase = nil }
-            return try body(db)
-        }
+    /// Runs a read on `outer`, the open transaction of the request it runs in, or on a read
+    /// of its own. A read nested in another passes that one's `db`: GRDB connections are not
+    /// reentrant.
+    func read<T>(in outer: Database?, _ body: (Database) throws -> T) throws -> T {
+        if let outer { return try body(outer) }
+        return try store.queue.read { db in try body(db) }
     }
 
     /// A write transaction of its own for a request that groups several operations (Composite,
     /// Graph, Tree). Such requests cannot be nested inside one another.
-    func exclusiveWrite(_ body: (Database) throws -> Void) throws {
+    func exclusiveWrite(in outer: Database?, _ body: (Database) throws -> Void) throws {
         guard !groupWriteOpen else {
             throw APIError(400, "INVALID_API_INPUT", "Composite, graph and tree requests cannot be nested in a composite request")
         }
         groupWriteOpen = true
         defer { groupWriteOpen = false }
-        if let ambient = ambientDatabase {
+        if let outer {
             // Inside the request's own transaction: a savepoint, rolled back when `body` throws.
-            try ambient.inSavepoint {
-                try body(ambient)
+            try outer.inSavepoint {
+                try body(outer)
                 return .commit
             }
             return
         }
-        try store.queue.write { db in
-            ambientDatabase = db
-            defer { ambientDatabase = nil }
-            try body(db)
-        }
+        try store.queue.write { db in try body(db) }
     }
 }
 

@@ -42,24 +42,24 @@ extension OrgEngine {
 
     static let restRoutes: [Route] = [
         Route("GET", "", .versions) { engine, r throws(APIError) in .json(200, engine.resourceIndex(version: r.version)) },
-        Route("GET", "limits/recordCount", .limits) { engine, r throws(APIError) in try engine.recordCount(r.request) },
+        Route("GET", "limits/recordCount", .limits) { engine, r throws(APIError) in try engine.recordCount(r.request, in: r.database) },
         Route("GET", "limits", .limits) { engine, _ throws(APIError) in .json(200, engine.limits()) },
         Route(nil, "limits/**", .limits) { _, _ throws(APIError) in throw APIError.notFound },
-        Route("GET", "query", .query, inComposite: true) { engine, r throws(APIError) in try engine.query(r.request, version: r.version, parts: r.parts) },
+        Route("GET", "query", .query, inComposite: true) { engine, r throws(APIError) in try engine.query(r.request, version: r.version, parts: r.parts, in: r.database) },
         Route("GET", "query/:locator", .query, inComposite: true) { engine, r throws(APIError) in
-            try engine.query(r.request, version: r.version, parts: r.parts)
+            try engine.query(r.request, version: r.version, parts: r.parts, in: r.database)
         },
         Route(nil, "query/**", .query, inComposite: true) { _, _ throws(APIError) in throw APIError.notFound },
         Route("GET", "queryAll", .query, inComposite: true) { engine, r throws(APIError) in
-            try engine.query(r.request, version: r.version, parts: r.parts)
+            try engine.query(r.request, version: r.version, parts: r.parts, in: r.database)
         },
         Route("GET", "queryAll/:locator", .query, inComposite: true) { engine, r throws(APIError) in
-            try engine.query(r.request, version: r.version, parts: r.parts)
+            try engine.query(r.request, version: r.version, parts: r.parts, in: r.database)
         },
         Route(nil, "queryAll/**", .query, inComposite: true) { _, _ throws(APIError) in throw APIError.notFound },
-        Route("GET", "search", .search) { engine, r throws(APIError) in try engine.search(r.request, version: r.version) },
+        Route("GET", "search", .search) { engine, r throws(APIError) in try engine.search(r.request, version: r.version, in: r.database) },
         Route(nil, "search/**", .search) { _, _ throws(APIError) in throw APIError.notFound },
-        Route("GET", "tooling/**", .tooling) { engine, r throws(APIError) in try engine.tooling(r.request, version: r.version, parts: r.rest) },
+        Route("GET", "tooling/**", .tooling) { engine, r throws(APIError) in try engine.tooling(r.request, version: r.version, parts: r.rest, in: r.database) },
         Route(nil, "tooling/**", .tooling) { _, _ throws(APIError) in throw APIError.notFound },
         Route("PATCH", "jobs/ingest/:id", .bulk, writes: .onUploadComplete) { engine, r throws(APIError) in
             try engine.bulk(r.request, version: r.version, parts: Array(r.parts.dropFirst()))
@@ -70,15 +70,15 @@ extension OrgEngine {
     /// Composite, batch, graph, tree and sObject Collections.
     static let compositeRoutes: [Route] = [
         Route("POST", "composite", .composite, writes: .bySubrequests) { engine, r throws(APIError) in
-            try engine.composite(r.request, version: r.version)
+            try engine.composite(r.request, version: r.version, in: r.database)
         },
-        Route("POST", "composite/batch", .composite, writes: .bySubrequests) { engine, r throws(APIError) in try engine.batch(r.request) },
+        Route("POST", "composite/batch", .composite, writes: .bySubrequests) { engine, r throws(APIError) in try engine.batch(r.request, in: r.database) },
         Route("POST", "composite/graph", .graph, writes: .bySubrequests) { engine, r throws(APIError) in
-            try engine.graph(r.request, version: r.version)
+            try engine.graph(r.request, version: r.version, in: r.database)
         },
         Route(nil, "composite/graph/**", .graph, writes: .bySubrequests) { _, _ throws(APIError) in throw APIError.notFound },
         Route("POST", "composite/tree/:type", .tree, writes: .always) { engine, r throws(APIError) in
-            try engine.tree(r.request, version: r.version, type: r["type"])
+            try engine.tree(r.request, version: r.version, type: r["type"], in: r.database)
         },
         Route(nil, "composite/tree/**", .tree, writes: .always) { _, _ throws(APIError) in throw APIError.notFound },
         // A retrieve (GET, or POST naming a type) reads; the rest writes.

@@ -26,10 +26,10 @@ extension OrgEngine {
             .json(200, engine.describe(try engine.object(named: r["type"]), version: r.version))
         },
         Route("GET", "sobjects/:type/updated", .changes, inComposite: true) { engine, r throws(APIError) in
-            try engine.changes(try engine.object(named: r["type"]), kind: "updated", request: r.request)
+            try engine.changes(try engine.object(named: r["type"]), kind: "updated", request: r.request, in: r.database)
         },
         Route("GET", "sobjects/:type/deleted", .changes, inComposite: true) { engine, r throws(APIError) in
-            try engine.changes(try engine.object(named: r["type"]), kind: "deleted", request: r.request)
+            try engine.changes(try engine.object(named: r["type"]), kind: "deleted", request: r.request, in: r.database)
         },
         Route("GET", "sobjects/:type/:id", .sobject, inComposite: true) { engine, r throws(APIError) in
             try engine.retrieveRecord(r)
@@ -37,12 +37,12 @@ extension OrgEngine {
         Route("PATCH", "sobjects/:type/:id", .sobject, writes: .always, inComposite: true) { engine, r throws(APIError) in
             let object = try engine.object(named: r["type"])
             guard let body = try r.request.jsonBody().objectValue else { throw APIError.badJSON("Expected a JSON object") }
-            try engine.transaction { db throws(APIError) in try engine.updateRecord(db, object: object, id: r["id"], input: body) }
+            try engine.transaction(in: r.database) { db throws(APIError) in try engine.updateRecord(db, object: object, id: r["id"], input: body) }
             return .noContent()
         },
         Route("DELETE", "sobjects/:type/:id", .sobject, writes: .always, inComposite: true) { engine, r throws(APIError) in
             let object = try engine.object(named: r["type"])
-            try engine.transaction { db throws(APIError) in try engine.deleteRecord(db, object: object, id: r["id"]) }
+            try engine.transaction(in: r.database) { db throws(APIError) in try engine.deleteRecord(db, object: object, id: r["id"]) }
             return .noContent()
         },
         Route("GET", "sobjects/:type/:field/:value", .sobject, inComposite: true) { engine, r throws(APIError) in
@@ -57,7 +57,7 @@ extension OrgEngine {
         Route("DELETE", "sobjects/:type/:field/:value", .sobject, writes: .always, inComposite: true) { engine, r throws(APIError) in
             let object = try engine.object(named: r["type"])
             guard let field = object.field(r["field"]), field.idLookup else { throw APIError.notFound }
-            try engine.transaction { db throws(APIError) in
+            try engine.transaction(in: r.database) { db throws(APIError) in
                 let ids = (try? engine.lookups.ids(db, type: object.name, field: field.name, equalTo: r["value"], limit: 2)) ?? []
                 guard ids.count == 1 else { throw ids.isEmpty ? APIError.notFound : APIError(300, "MULTIPLE_CHOICES", "more than one record") }
                 try engine.deleteRecord(db, object: object, id: ids[0])
@@ -73,7 +73,7 @@ extension OrgEngine {
     func createRecord(_ r: RoutedRequest) throws(APIError) -> EmulatorResponse {
         let object = try object(named: r["type"])
         guard let body = try r.request.jsonBody().objectValue else { throw APIError.badJSON("Expected a JSON object") }
-        let id = try transaction { db throws(APIError) in try createRecord(db, object: object, input: body) }
+        let id = try transaction(in: r.database) { db throws(APIError) in try createRecord(db, object: object, input: body) }
         return .json(201, ["id": .string(id), "success": true, "errors": []],
                      headers: [("Location", "/services/data/v\(r.version)/sobjects/\(object.name)/\(id)")])
     }
@@ -81,7 +81,7 @@ extension OrgEngine {
     /// `GET /sobjects/{T}/{id}[?fields=…]`.
     func retrieveRecord(_ r: RoutedRequest) throws(APIError) -> EmulatorResponse {
         let object = try object(named: r["type"])
-        let record = try transaction { db throws(APIError) in try existingRecord(db, object: object, id: r["id"]) }
+        let record = try transaction(in: r.database) { db throws(APIError) in try existingRecord(db, object: object, id: r["id"]) }
         let fields = r.request.query["fields"].map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
         if let fields {
             for name in fields where object.field(name) == nil {
@@ -95,7 +95,7 @@ extension OrgEngine {
     func retrieveRecordByField(_ r: RoutedRequest) throws(APIError) -> EmulatorResponse {
         let object = try object(named: r["type"])
         guard let field = object.field(r["field"]), field.idLookup else { throw APIError.notFound }
-        let record = try transaction { db throws(APIError) -> StoredRecord in
+        let record = try transaction(in: r.database) { db throws(APIError) -> StoredRecord in
             let ids = (try? lookups.ids(db, type: object.name, field: field.name, equalTo: r["value"], limit: 10)) ?? []
             if ids.count > 1 {
                 throw APIError(300, "MULTIPLE_CHOICES", ids.map { "/services/data/v\(r.version)/sobjects/\(object.name)/\($0)" }.joined(separator: ","))
@@ -111,7 +111,7 @@ extension OrgEngine {
     func upsertRecord(_ r: RoutedRequest) throws(APIError) -> EmulatorResponse {
         let object = try object(named: r["type"])
         guard let body = try r.request.jsonBody().objectValue else { throw APIError.badJSON("Expected a JSON object") }
-        let result = try transaction { db throws(APIError) in
+        let result = try transaction(in: r.database) { db throws(APIError) in
             try upsertRecord(db, object: object, fieldName: r["field"], value: r["value"], input: body, version: r.version)
         }
         if r.request.query["updateOnly"] == "true" && result.created {
@@ -122,12 +122,12 @@ extension OrgEngine {
     }
 
     /// `GET /sobjects/{T}/updated|deleted?start=…&end=…`.
-    func changes(_ object: ObjectSchema, kind: String, request: EmulatorRequest) throws(APIError) -> EmulatorResponse {
+    func changes(_ object: ObjectSchema, kind: String, request: EmulatorRequest, in outer: Database?) throws(APIError) -> EmulatorResponse {
         guard let startText = request.query["start"], let endText = request.query["end"],
               let start = SalesforceTime.parse(startText), let end = SalesforceTime.parse(endText) else {
             throw APIError(400, "INVALID_QUERY_FILTER_OPERATOR", "start and end must be date-times such as 2024-01-31T00:00:00+00:00")
         }
-        let records = (try? read { db in try RecordStore.fetchAll(db, type: object.name, includeDeleted: true) }) ?? []
+        let records = (try? read(in: outer) { db in try RecordStore.fetchAll(db, type: object.name, includeDeleted: true) }) ?? []
         let inRange = records.filter { $0.systemModstamp >= start && $0.systemModstamp <= end }
         if kind == "updated" {
             return .json(200, ["ids": .array(inRange.filter { !$0.isDeleted }.map { .string($0.id) }),

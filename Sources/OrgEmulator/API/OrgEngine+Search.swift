@@ -1,11 +1,12 @@
 import Foundation
+import GRDB
 import JSON
 import SOQL
 
 /// `GET /search?q=FIND {…}`: SOSL over the stored records (``SOSLSearch``), answered as
 /// `{"searchRecords": […]}` with each record's `attributes` and the fields `RETURNING` asks for.
 extension OrgEngine {
-    func search(_ request: EmulatorRequest, version: String) throws(APIError) -> EmulatorResponse {
+    func search(_ request: EmulatorRequest, version: String, in outer: Database?) throws(APIError) -> EmulatorResponse {
         guard let text = request.query["q"], !text.isEmpty else {
             throw SOSLSearch.malformed("A search string has to be specified in the q parameter")
         }
@@ -28,7 +29,7 @@ extension OrgEngine {
             }
             let records: [StoredRecord]
             do {
-                records = try read { db in try RecordStore.fetchAll(db, type: object.name, includeDeleted: false) }
+                records = try read(in: outer) { db in try RecordStore.fetchAll(db, type: object.name, includeDeleted: false) }
             } catch {
                 throw APIError.unexpected(error)
             }
@@ -42,8 +43,8 @@ extension OrgEngine {
             } catch {
                 throw APIError(400, "MALFORMED_SEARCH", "RETURNING \(object.name): \(error.message)")
             }
-            let matching = try matchingRecords(plan, includeDeleted: false, parentIds: nil, selecting: false).0
-            found += try shape(ids: matching.prefix(search.limit - found.count).map(\.id), plan: plan, version: version)
+            let matching = try matchingRecords(plan, includeDeleted: false, parentIds: nil, selecting: false, in: outer).0
+            found += try shape(ids: matching.prefix(search.limit - found.count).map(\.id), plan: plan, version: version, in: outer)
         }
         return .json(200, ["searchRecords": .array(found)])
     }

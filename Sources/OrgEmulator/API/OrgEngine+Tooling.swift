@@ -1,3 +1,4 @@
+import GRDB
 import JSON
 import SOQL
 
@@ -5,14 +6,14 @@ import SOQL
 /// ApexClass, InstalledSubscriberPackage), their global and per-object describe. Other objects are
 /// `INVALID_TYPE` there, as in an org.
 extension OrgEngine {
-    func tooling(_ request: EmulatorRequest, version: String, parts: [String]) throws(APIError) -> EmulatorResponse {
+    func tooling(_ request: EmulatorRequest, version: String, parts: [String], in outer: Database?) throws(APIError) -> EmulatorResponse {
         switch (parts.first ?? "", parts.count) {
         case ("query", 1):
             let text = request.query["q"] ?? ""
             if let from = try? SOQL.parseQuery(text).from.name, schema.object(from)?.tooling != true {
                 throw APIError(400, "INVALID_TYPE", "sObject type '\(from)' is not supported.")
             }
-            return try query(request, version: version, parts: ["query"])
+            return try query(request, version: version, parts: ["query"], in: outer)
         case ("sobjects", 1):
             return .json(200, ["encoding": "UTF-8", "maxBatchSize": 200,
                                "sobjects": .array(schema.objects.filter(\.tooling).map { describeSummary($0, version: version) })])

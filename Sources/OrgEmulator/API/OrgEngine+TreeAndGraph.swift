@@ -8,7 +8,7 @@ extension OrgEngine {
     static let treeLimit = 200
     static let graphNodeLimit = 500
 
-    func tree(_ request: EmulatorRequest, version: String, type: String) throws(APIError) -> EmulatorResponse {
+    func tree(_ request: EmulatorRequest, version: String, type: String, in outer: Database?) throws(APIError) -> EmulatorResponse {
         let root = try object(named: type)
         guard let records = try request.jsonBody()["records"]?.arrayValue else { throw APIError.badJSON("'records' is a required field.") }
         var levels: [[(referenceId: String, object: ObjectSchema, fields: JSONObject, parentField: String?, parentRef: String?)]] = []
@@ -49,7 +49,7 @@ extension OrgEngine {
         var results: [JSONValue] = []
         var failures: [JSONValue] = []
         do {
-            try exclusiveWrite { db in
+            try exclusiveWrite(in: outer) { db in
                 var ids: [String: String] = [:]
                 for level in levels {
                     for node in level {
@@ -78,7 +78,7 @@ extension OrgEngine {
         return .json(201, ["hasErrors": false, "results": .array(results)])
     }
 
-    func graph(_ request: EmulatorRequest, version: String) throws(APIError) -> EmulatorResponse {
+    func graph(_ request: EmulatorRequest, version: String, in outer: Database?) throws(APIError) -> EmulatorResponse {
         guard let graphs = try request.jsonBody()["graphs"]?.arrayValue else { throw APIError.badJSON("'graphs' is a required field.") }
         let nodes = graphs.reduce(0) { $0 + ($1["compositeRequest"]?.arrayValue?.count ?? 0) }
         guard nodes <= Self.graphNodeLimit else {
@@ -90,7 +90,7 @@ extension OrgEngine {
                 throw APIError.badJSON("Each graph needs a 'graphId' and a 'compositeRequest' array.")
             }
             try validateSubrequests(subrequests)
-            let (responses, failed) = try runSubrequests(subrequests, allOrNone: true)
+            let (responses, failed) = try runSubrequests(subrequests, allOrNone: true, in: outer)
             output.append(["graphId": .string(graphId), "graphResponse": ["compositeResponse": .array(responses.map(JSONValue.object))],
                            "isSuccessful": .bool(!failed)])
         }

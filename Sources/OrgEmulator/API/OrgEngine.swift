@@ -30,8 +30,6 @@ actor OrgEngine {
     var cursors = QueryCursors()
     /// Bulk API 2.0 and 1.0 jobs.
     var jobs = BulkJobRegistry()
-    /// The open transaction of the Composite request being run, if any.
-    var ambientDatabase: Database?
     /// A Composite, Graph or Tree request is running its subrequests (they cannot nest).
     var groupWriteOpen = false
     /// Records known to be live while a Collections create or update runs (it deletes nothing):

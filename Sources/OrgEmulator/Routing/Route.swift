@@ -1,3 +1,4 @@
+import GRDB
 import JSON
 
 /// One endpoint: a method and a path pattern, what the request counts as, whether it writes,
@@ -79,8 +80,9 @@ struct Route: Sendable {
 }
 
 /// A request as its handler gets it: the request, the API version of its path, the route's
-/// parameters, the rest of the path under `**`, and who sent it once authenticated.
-struct RoutedRequest: Sendable {
+/// parameters, the rest of the path under `**`, who sent it once authenticated, and the
+/// transaction it runs in — its request scope, handed on explicitly to what it calls.
+struct RoutedRequest {
     var request: EmulatorRequest
     /// `62.0` under `/services/data/v62.0/…` (or `/services/async/62.0/…`); empty elsewhere.
     var version: String
@@ -90,6 +92,9 @@ struct RoutedRequest: Sendable {
     var parts: [String]
     /// The user of the request's token, set by authentication.
     var username: String?
+    /// The open transaction the request runs in: a write request's (the deadline transaction),
+    /// or the Composite's a subrequest belongs to; `nil` when it opens its own.
+    var database: Database?
 
     /// A parameter of the route's pattern.
     subscript(_ name: String) -> String { parameters[name] ?? "" }

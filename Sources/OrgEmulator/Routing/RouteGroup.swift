@@ -56,7 +56,7 @@ enum EmulatorMiddleware: Sendable {
 }
 
 /// A request matched to its group and route (none when only the group matched).
-struct RouteMatch: Sendable {
+struct RouteMatch {
     let group: RouteGroup
     let route: Route?
     var routed: RoutedRequest
