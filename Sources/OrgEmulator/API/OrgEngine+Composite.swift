@@ -18,9 +18,9 @@ extension OrgEngine {
         }
         // Of the 25, at most 5 may be sObject Collections or query calls, as in an org.
         let heavy = subrequests.filter { subrequest in
-            let path = Self.splitURL(subrequest["url"]?.stringValue ?? "").0
-            let parts = Self.components(path).dropFirst(3)
-            return parts.first == "query" || parts.first == "queryAll" || (parts.first == "composite" && parts.dropFirst().first == "sobjects")
+            let parts = Self.components(Self.splitURL(subrequest["url"]?.stringValue ?? "").0)
+            let kind = Self.restRoute(subrequest["method"]?.stringValue ?? "GET", path: parts)?.route.kind
+            return kind == .query || kind == .collections
         }.count
         guard heavy <= Self.heavySubrequestLimit else {
             throw APIError(400, "LIMIT_EXCEEDED",

@@ -10,15 +10,17 @@ extension OrgEngine {
         return await run(match.group.middleware[...], match)
     }
 
-    /// The group and route of `request`, its parameters, and whether it writes (a Composite
-    /// body is parsed here once: to tell that, then to run it).
+    /// The group and route of `request`, its parameters, and whether it writes (a body that
+    /// tells — a Composite's, a Bulk job's state change — is parsed here once: to tell that, then
+    /// to run it).
     static func match(_ request: EmulatorRequest) -> RouteMatch? {
         let parts = components(request.path)
         for group in routeGroups {
             guard let (groupParameters, tail) = group.match(parts) else { continue }
             var request = request
             let found = group.route(request.method, tail)
-            if found?.route.writes == .bySubrequests, request.json == nil, !request.body.isEmpty {
+            if let writes = found?.route.writes, writes == .bySubrequests || writes == .onUploadComplete,
+               request.json == nil, !request.body.isEmpty {
                 request.json = try? JSONParser.parse(request.body).value
             }
             let routed = RoutedRequest(request: request, version: groupParameters["version"] ?? "",

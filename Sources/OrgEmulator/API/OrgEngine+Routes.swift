@@ -120,8 +120,7 @@ extension Route.Writes {
         case .unlessGET: return method != "GET"
         case .bySubrequests: return OrgEngine.subrequestsWrite(request?.json)
         case .onUploadComplete:
-            guard let request else { return false }
-            return (try? JSONParser.parse(request.body).value["state"]?.stringValue) == "UploadComplete"
+            return (try? request?.jsonBody()["state"]?.stringValue) == "UploadComplete"
         }
     }
 }

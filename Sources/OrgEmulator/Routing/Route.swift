@@ -61,12 +61,22 @@ struct Route: Sendable {
     /// The parameters and rest of `parts` when the route takes `method` and `parts`.
     func match(_ method: String, _ parts: ArraySlice<String>) -> (parameters: [String: String], rest: [String])? {
         if let expected = self.method, expected != method { return nil }
+        guard let (parameters, rest, open) = Segment.match(pattern, parts), open || rest.isEmpty else { return nil }
+        return (parameters, Array(rest))
+    }
+}
+
+extension Route.Segment {
+    /// Matches `pattern` against the start of `parts`: its parameters, the segments after it,
+    /// and whether it ended in `**` (which takes them all); `nil` when `parts` do not start so.
+    static func match(_ pattern: [Route.Segment], _ parts: ArraySlice<String>)
+        -> (parameters: [String: String], rest: ArraySlice<String>, open: Bool)? {
         var parameters: [String: String] = [:]
         var index = parts.startIndex
         for segment in pattern {
             switch segment {
             case .rest:
-                return (parameters, Array(parts[index...]))
+                return (parameters, parts[index...], true)
             case .literal(let text):
                 guard index < parts.endIndex, parts[index] == text else { return nil }
             case .parameter(let name):
@@ -75,7 +85,7 @@ struct Route: Sendable {
             }
             index += 1
         }
-        return index == parts.endIndex ? (parameters, []) : nil
+        return (parameters, parts[index...], false)
     }
 }
 

@@ -14,16 +14,7 @@ struct RouteGroup: Sendable {
 
     /// The group's parameters and the segments after its prefix, when `parts` start with it.
     func match(_ parts: [String]) -> (parameters: [String: String], rest: ArraySlice<String>)? {
-        var parameters: [String: String] = [:]
-        for (index, segment) in prefix.enumerated() {
-            guard index < parts.count else { return nil }
-            switch segment {
-            case .literal(let text): guard parts[index] == text else { return nil }
-            case .parameter(let name): parameters[name] = parts[index]
-            case .rest: return (parameters, parts[index...])
-            }
-        }
-        return (parameters, parts[prefix.count...])
+        Route.Segment.match(prefix, parts[...]).map { ($0.parameters, $0.rest) }
     }
 
     /// The first route taking `method` and `parts`.
